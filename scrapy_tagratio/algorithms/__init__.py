@@ -1,0 +1,25 @@
+"""The registry of algorithms: name -> algorithm class."""
+
+from __future__ import annotations
+
+from ..errors import ExtractionError
+from .base import Algorithm
+from .cetd import CECTD, CETD, CECTDSmoothing
+
+__all__ = ["ALGORITHMS", "DEFAULT_ALGORITHM", "Algorithm", "get_algorithm"]
+
+ALGORITHMS: dict[str, type[Algorithm]] = {
+    cls.name: cls
+    for cls in (CETD, CECTD, CECTDSmoothing)
+}
+DEFAULT_ALGORITHM = "cectd"
+
+
+def get_algorithm(name: str) -> type[Algorithm]:
+    """The algorithm class registered under ``name``; a clear error for an unknown name."""
+    try:
+        return ALGORITHMS[name]
+    except (KeyError, TypeError):
+        raise ExtractionError(
+            f"unknown algorithm {name!r}; choose one of: {', '.join(sorted(ALGORITHMS))}"
+        ) from None

@@ -1,0 +1,146 @@
+"""What every algorithm shares: the :class:`Algorithm` base, its :class:`Labelling` result,
+and parameter validation that names the bad value."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..document import Document
+from ..errors import ExtractionError
+from ..result import BlockKind, BlockScores
+
+__all__ = [
+    "Algorithm",
+    "Labelling",
+    "check_choice",
+    "check_range",
+    "dom_labelling",
+]
+
+
+@dataclass(frozen=True, eq=False)
+class Labelling:
+    """An algorithm's answer for one page.
+
+    ``content_chars``/``link_chars`` count the kept text and the part of it inside links;
+    ``total_chars`` the page's visible text. They give the page-level figures of
+    :class:`~scrapy_tagratio.Extraction` (content share, link density, net text length).
+    """
+
+    text: str
+    block_scores: BlockScores
+    threshold: float | None
+    content_chars: int
+    link_chars: int
+    total_chars: int
+    html: str | None = None
+    content_nodes: np.ndarray | None = None  # DOM methods: boolean mask over the node table
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """Base of all algorithms: a frozen set of parameters (the papers' defaults) and
+    :meth:`run`, a pure function of a :class:`~scrapy_tagratio.document.Document`.
+
+    Subclasses are dataclasses whose fields are the parameters; they validate in
+    :meth:`validate` and raise :class:`ExtractionError` naming the parameter.
+    """
+
+    name: ClassVar[str]
+    #: One line for ``python -m scrapy_tagratio algorithms`` and the README.
+    summary: ClassVar[str]
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        """Check parameter values; raise :class:`ExtractionError` on a bad one."""
+
+    def params(self) -> dict[str, Any]:
+        """The parameters as a plain dict (JSON-ready)."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def with_params(cls, **params: Any) -> Algorithm:
+        """Instantiate, turning unknown parameter names into a clear error."""
+        fields = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(params) - fields)
+        if unknown:
+            raise ExtractionError(
+                f"unknown parameter(s) {', '.join(unknown)} for algorithm {cls.name!r}; "
+                f"it takes: {', '.join(sorted(fields)) or 'no parameters'}"
+            )
+        try:
+            return cls(**params)
+        except TypeError as exc:  # pragma: no cover - dataclass signature errors
+            raise ExtractionError(f"bad parameters for {cls.name!r}: {exc}") from exc
+
+    def run(self, document: Document) -> Labelling:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+def check_range(
+    name: str,
+    value: Any,
+    low: float | None = None,
+    high: float | None = None,
+    *,
+    integer: bool = False,
+    low_inclusive: bool = True,
+) -> None:
+    """Raise :class:`ExtractionError` unless ``low <= value <= high`` (numbers only)."""
+    kind = "an integer" if integer else "a number"
+    ok_type = isinstance(value, int) if integer else isinstance(value, (int, float))
+    if isinstance(value, bool) or not ok_type or (not integer and not np.isfinite(value)):
+        raise ExtractionError(f"parameter {name!r} must be {kind}, got {value!r}")
+    if low is not None and (value < low or (not low_inclusive and value == low)):
+        bound = ">=" if low_inclusive else ">"
+        raise ExtractionError(f"parameter {name!r} must be {bound} {low}, got {value!r}")
+    if high is not None and value > high:
+        raise ExtractionError(f"parameter {name!r} must be <= {high}, got {value!r}")
+
+
+def check_choice(name: str, value: Any, choices: Collection[str]) -> None:
+    """Raise :class:`ExtractionError` unless ``value`` is one of ``choices``."""
+    if value not in choices:
+        raise ExtractionError(
+            f"parameter {name!r} must be one of {', '.join(map(repr, choices))}, got {value!r}"
+        )
+
+
+def dom_labelling(
+    document: Document,
+    content: np.ndarray,
+    scores: np.ndarray,
+    threshold: float | None,
+    *,
+    kind: BlockKind = "node",
+) -> Labelling:
+    """Labelling of a DOM method from its content mask over the node table.
+
+    ``content`` marks elements whose *own* text is content; text, cleaned HTML and the
+    character figures all follow from it.
+    """
+    nodes = document.nodes
+    content_chars = int(nodes.own_chars[content].sum())
+    return Labelling(
+        text=document.text_of(content),
+        html=document.html_of(content),
+        block_scores=BlockScores(
+            kind=kind,
+            scores=np.asarray(scores, dtype=np.float64),
+            labels=content,
+            text_lengths=nodes.chars,
+            tags=nodes.tag,
+        ),
+        threshold=threshold,
+        content_chars=content_chars,
+        link_chars=int(nodes.own_link_chars[content].sum()),
+        total_chars=int(nodes.chars[0]) if len(nodes) else 0,
+        content_nodes=content,
+    )

@@ -1,0 +1,204 @@
+"""CETD: content extraction via text density (Sun, Song and Liao, SIGIR 2011).
+
+Read beside ``cetd-text-density-sigir2011.txt``:
+
+* Text density (Definition 1): ``TD_i = C_i / T_i`` with C the characters and T the
+  descendant tags of node i (T = 0 counts as 1).
+* Composite text density (Definition 2)::
+
+      CTD_i = C_i/T_i * log_B( C_i/LC_i * T_i/LT_i ),
+      B = ln( C_i/nLC_i * LC_i + LC_b/C_b * C_i + e )
+
+  with LC/LT the link characters/tags, nLC = C - LC, ``b`` the body; every zero
+  denominator is read as 1, including ``ln B`` (a page without links: plain logarithm).
+* DensitySum (Definition 3): the sum of the children's densities.
+* Threshold (4.1-4.2): the body's density times ``lam``, lowered to the smallest density
+  on the path from the node of maximal DensitySum up to the body.
+* ExtractContent (Algorithm 2): from the body down, every node whose density reaches the
+  threshold marks the max-DensitySum node of its subtree as content and is recursed
+  into; marked nodes are kept with their subtrees (and their ancestors in the HTML).
+* CECTD-S (4.3): composite density "weighted averaging with sibling nodes" instead of
+  DensitySum; a node whose smoothed density reaches the threshold keeps its own text.
+
+Buttons, selects and inputs count as links (4.3), see :data:`~scrapy_tagratio.document.LINK_TAGS`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from ..document import Document, NodeTable
+from .base import Algorithm, Labelling, check_choice, check_range, dom_labelling
+
+__all__ = [
+    "CECTD",
+    "CETD",
+    "CECTDSmoothing",
+    "composite_text_density",
+    "density_sum",
+    "extract_content",
+    "sibling_smoothing",
+    "text_density",
+]
+
+
+def text_density(chars: np.ndarray, tags: np.ndarray) -> np.ndarray:
+    """Definition 1: C / T, T = 0 read as 1."""
+    return chars / np.maximum(tags, 1)
+
+
+def composite_text_density(
+    chars: np.ndarray,
+    tags: np.ndarray,
+    link_chars: np.ndarray,
+    link_tags: np.ndarray,
+    body_chars: float,
+    body_link_chars: float,
+) -> np.ndarray:
+    """Definition 2 over arrays of node statistics; zero denominators read as 1."""
+    c = chars.astype(np.float64)
+    lc = link_chars.astype(np.float64)
+    non_link = c - lc
+    one_if_zero = lambda x: np.where(x == 0, 1.0, x)  # noqa: E731
+    base = np.log(c / one_if_zero(non_link) * lc + body_link_chars / (body_chars or 1.0) * c + np.e)
+    argument = c / one_if_zero(lc) * (np.maximum(tags, 1) / one_if_zero(link_tags.astype(float)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_argument = np.where(argument > 0, np.log(np.where(argument > 0, argument, 1.0)), 0.0)
+    return text_density(c, tags) * log_argument / one_if_zero(base)
+
+
+def density_sum(nodes: NodeTable, density: np.ndarray) -> np.ndarray:
+    """Definition 3: per node, the sum of its children's densities."""
+    sums = np.zeros(len(nodes), dtype=np.float64)
+    has_parent = nodes.parent >= 0
+    np.add.at(sums, nodes.parent[has_parent], density[has_parent])
+    return sums
+
+
+def _subtree_argmax(nodes: NodeTable, values: np.ndarray) -> np.ndarray:
+    """Per node, the index of the largest ``values`` in its subtree (itself included;
+    the earliest node wins ties). One pass in reverse document order."""
+    best = np.arange(len(nodes))
+    best_value = values.astype(np.float64).copy()
+    parent = nodes.parent.tolist()
+    best_list, value_list = best.tolist(), best_value.tolist()
+    for node in range(len(parent) - 1, 0, -1):
+        up = parent[node]
+        if value_list[node] > value_list[up]:
+            value_list[up] = value_list[node]
+            best_list[up] = best_list[node]
+    return np.asarray(best_list, dtype=np.int64)
+
+
+def _count_on_path(nodes: NodeTable, flags: np.ndarray) -> np.ndarray:
+    """Per node, how many flagged nodes lie on its path to the root (itself included)."""
+    marks = np.zeros(len(nodes) + 1, dtype=np.int64)
+    idx = np.flatnonzero(flags)
+    np.add.at(marks, idx, 1)
+    np.add.at(marks, nodes.end[idx], -1)
+    return np.cumsum(marks)[:-1]
+
+
+def extract_content(nodes: NodeTable, density: np.ndarray, lam: float) -> tuple[np.ndarray, float]:
+    """Sections 4.1-4.2 and Algorithm 2. Returns the marked nodes (subtree roots whose
+    whole subtree is content) and the threshold used."""
+    sums = density_sum(nodes, density)
+    best = _subtree_argmax(nodes, sums)
+    threshold = float(density[0]) * lam
+    # Lower the threshold to the weakest node between the max-DensitySum node and body.
+    node = int(best[0])
+    path_min = float(density[node])
+    while node > 0:
+        node = int(nodes.parent[node])
+        path_min = min(path_min, float(density[node]))
+    threshold = min(threshold, path_min)
+    # ExtractContent visits the nodes whose whole path from body passes the threshold.
+    visited = _count_on_path(nodes, density < threshold) == 0
+    marked = np.zeros(len(nodes), dtype=bool)
+    marked[best[visited]] = True
+    return marked, threshold
+
+
+def sibling_smoothing(nodes: NodeTable, values: np.ndarray) -> np.ndarray:
+    """Weighted average with the previous and next sibling (weights 1/4, 1/2, 1/4,
+    renormalised where a sibling is missing): CECTD-S's data smoothing (4.3)."""
+    order = np.lexsort((np.arange(len(nodes)), nodes.parent))
+    parent_sorted = nodes.parent[order]
+    vals = values[order].astype(np.float64)
+    same_prev = np.concatenate(([False], parent_sorted[1:] == parent_sorted[:-1]))
+    same_next = np.concatenate((same_prev[1:], [False]))
+    prev_vals = np.where(same_prev, np.roll(vals, 1), 0.0)
+    next_vals = np.where(same_next, np.roll(vals, -1), 0.0)
+    smoothed_sorted = (2 * vals + prev_vals + next_vals) / (2 + same_prev + same_next)
+    smoothed = np.empty_like(smoothed_sorted)
+    smoothed[order] = smoothed_sorted
+    return smoothed
+
+
+@dataclass(frozen=True)
+class CETD(Algorithm):
+    """CETD-DS: text density with DensitySum (the paper's variants are fields)."""
+
+    name: ClassVar[str] = "cetd"
+    summary: ClassVar[str] = (
+        "CETD-DS, DOM text density C/T with DensitySum (Sun et al. 2011); keeps structure"
+    )
+
+    #: ``"td"`` text density (Definition 1) or ``"ctd"`` composite text density (Def. 2).
+    density: str = "td"
+    #: ``"densitysum"`` (Algorithm 2) or ``"smoothing"`` (sibling averaging, CECTD-S).
+    method: str = "densitysum"
+    #: Threshold coefficient lambda on the body's density (section 5.5; 1 in the paper).
+    lam: float = 1.0
+
+    def validate(self) -> None:
+        check_choice("density", self.density, ("td", "ctd"))
+        check_choice("method", self.method, ("densitysum", "smoothing"))
+        check_range("lam", self.lam, 0.0, 100.0)
+
+    def densities(self, nodes: NodeTable) -> np.ndarray:
+        """TD or CTD of every node."""
+        if self.density == "td":
+            return text_density(nodes.chars, nodes.tags)
+        return composite_text_density(
+            nodes.chars, nodes.tags, nodes.link_chars, nodes.link_tags,
+            float(nodes.chars[0]), float(nodes.link_chars[0]),
+        )
+
+    def run(self, document: Document) -> Labelling:
+        nodes = document.nodes
+        density = self.densities(nodes)
+        if self.method == "densitysum":
+            marked, threshold = extract_content(nodes, density, self.lam)
+            content = nodes.with_descendants(marked)
+        else:
+            smoothed = sibling_smoothing(nodes, density)
+            threshold = float(smoothed[0]) * self.lam
+            content = smoothed >= threshold
+            content[0] = False
+            density = smoothed
+        return dom_labelling(document, content, density, threshold)
+
+
+@dataclass(frozen=True)
+class CECTD(CETD):
+    """CECTD-DS: composite text density with DensitySum, the paper's best variant."""
+
+    name: ClassVar[str] = "cectd"
+    summary: ClassVar[str] = (
+        "CECTD-DS, composite text density (links penalised) with DensitySum: the CETD paper's best"
+    )
+    density: str = "ctd"
+
+
+@dataclass(frozen=True)
+class CECTDSmoothing(CETD):
+    """CECTD-S: composite text density with sibling smoothing instead of DensitySum."""
+
+    name: ClassVar[str] = "cectd-s"
+    summary: ClassVar[str] = "CECTD-S, composite text density smoothed with sibling nodes"
+    density: str = "ctd"
+    method: str = "smoothing"

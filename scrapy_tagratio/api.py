@@ -1,0 +1,86 @@
+"""The one entry point: :func:`extract`."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from .algorithms import ALGORITHMS, DEFAULT_ALGORITHM, get_algorithm
+from .algorithms.base import Algorithm
+from .document import Document
+from .errors import ExtractionError
+from .overview import OverviewDetector
+from .result import Extraction
+
+__all__ = ["extract"]
+
+_DEFAULT_DETECTOR = OverviewDetector()
+
+
+def extract(
+    html: str | bytes | Any,
+    *,
+    algorithm: str | Algorithm | None = None,
+    url: str | None = None,
+    content_type: str | None = None,
+    max_bytes: int | None = None,
+    time_budget: float | None = None,
+    overview: OverviewDetector | None = None,
+    **params: Any,
+) -> Extraction:
+    """Find the main content of one page.
+
+    Args:
+        html: the page as ``str``, as ``bytes`` (decoded like Scrapy: HTTP charset given
+            by ``content_type``, BOM, meta charset, detection), or an lxml element or tree
+            already parsed (``response.selector.root``), which is not parsed again and not
+            modified.
+        algorithm: a name from :data:`ALGORITHMS` (None: the project's default,
+            ``DEFAULT_ALGORITHM``) or a configured algorithm instance.
+        url: the page's URL (used by the overview detector and reported back).
+        content_type: the HTTP ``Content-Type`` header, for its charset.
+        max_bytes: refuse pages larger than this (:class:`ExtractionError`).
+        time_budget: seconds; an analysis running past it stops with
+            :class:`ExtractionError` instead of hanging on.
+        overview: the overview-page detector to apply (default settings if None).
+        **params: the algorithm's parameters (see ``python -m scrapy_tagratio algorithms``).
+
+    Raises:
+        ExtractionError: input that cannot be analysed (binary data, too large, out of
+            time) or an unknown algorithm or bad parameter.
+    """
+    if isinstance(algorithm, Algorithm):
+        if params:
+            raise ExtractionError("give parameters either in the algorithm instance or as keywords")
+        runner = algorithm
+    else:
+        runner = get_algorithm(algorithm or DEFAULT_ALGORITHM).with_params(**params)
+    deadline = time.monotonic() + time_budget if time_budget is not None else None
+    document = Document.from_input(
+        html, url=url, content_type=content_type, max_bytes=max_bytes, deadline=deadline
+    )
+    labelling = runner.run(document)
+    document.check_deadline("the extraction")
+    verdict = (overview or _DEFAULT_DETECTOR).detect(document, labelling)
+    total = labelling.total_chars
+    return Extraction(
+        text=labelling.text,
+        html=labelling.html,
+        title=document.title,
+        algorithm=runner.name,
+        params=runner.params(),
+        threshold=labelling.threshold,
+        content_share=labelling.content_chars / total if total else 0.0,
+        net_text_length=labelling.content_chars - labelling.link_chars,
+        link_density=labelling.link_chars / labelling.content_chars
+        if labelling.content_chars
+        else 0.0,
+        is_overview=verdict.is_overview,
+        overview_score=verdict.score,
+        overview_reasons=verdict.reasons,
+        url=url,
+        block_scores=labelling.block_scores,
+    )
+
+
+__all__ += ["ALGORITHMS"]

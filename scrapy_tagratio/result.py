@@ -1,0 +1,142 @@
+"""What an extraction returns: :class:`Extraction` and its per-block scores, :class:`Block`.
+
+Both are frozen, picklable (they cross process boundaries in the worker pool and go into
+``response.meta`` under scrapy-redis) and convert to JSON-ready dicts with ``to_dict()``.
+Per-block scores are kept as numpy arrays and only turned into :class:`Block` objects on
+request, because a page has thousands of nodes and most callers never look at them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+__all__ = ["Block", "BlockKind", "BlockScores", "Extraction"]
+
+BlockKind = Literal["line", "token", "char-run", "node"]
+
+
+@dataclass(frozen=True)
+class Block:
+    """One scored unit of the page: a source line (CETR), a run of characters or tokens
+    (CCB), or a DOM element (CETD, TextSweeper and the default algorithm)."""
+
+    kind: BlockKind
+    index: int
+    score: float
+    is_content: bool
+    text_length: int
+    tag: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "index": self.index,
+            "score": self.score,
+            "is_content": self.is_content,
+            "text_length": self.text_length,
+            "tag": self.tag,
+        }
+
+
+@dataclass(frozen=True, eq=False)
+class BlockScores:
+    """Per-block arrays, aligned: score, content label, text length and (for DOM
+    methods) the tag name of each block."""
+
+    kind: BlockKind
+    scores: np.ndarray
+    labels: np.ndarray
+    text_lengths: np.ndarray
+    tags: tuple[str, ...] | None = None
+
+    def __len__(self) -> int:
+        return int(self.scores.shape[0])
+
+    def blocks(self) -> tuple[Block, ...]:
+        tags = self.tags or (None,) * len(self)
+        return tuple(
+            Block(self.kind, i, float(s), bool(c), int(n), t)
+            for i, (s, c, n, t) in enumerate(
+                zip(self.scores.tolist(), self.labels.tolist(), self.text_lengths.tolist(), tags)
+            )
+        )
+
+
+def _json_number(value: float | None) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return value if np.isfinite(value) else None
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """The main content of one page and the figures that decided it.
+
+    Attributes:
+        text: the main text, blocks separated by newlines, white space normalised.
+        html: cleaned HTML of the content (DOM algorithms), else ``None``.
+        title: the page's title (``og:title``, ``<title>`` or the first ``h1``), if any.
+        algorithm: registry name of the algorithm that ran.
+        params: the exact parameters it ran with (defaults included).
+        threshold: the score threshold the algorithm used, where it has one.
+        content_share: share of the page's characters that were kept (0..1).
+        net_text_length: characters of kept text that are not link text (TextSweeper's
+            overview figure).
+        link_density: share of the kept characters that are link text.
+        is_overview: whether the page is an overview page (home page, section front,
+            listing) rather than an article.
+        overview_score: the overview detector's score in [0, 1] (>= its threshold means
+            overview).
+        overview_reasons: the evidence behind ``overview_score``, most important first.
+        url: the page's URL, if known.
+    """
+
+    text: str
+    algorithm: str
+    params: Mapping[str, Any]
+    html: str | None = None
+    title: str | None = None
+    threshold: float | None = None
+    content_share: float = 0.0
+    net_text_length: int = 0
+    link_density: float = 0.0
+    is_overview: bool = False
+    overview_score: float = 0.0
+    overview_reasons: tuple[str, ...] = ()
+    url: str | None = None
+    block_scores: BlockScores | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def blocks(self) -> tuple[Block, ...]:
+        """Per-block scores and labels (line, token/character run or DOM node)."""
+        return self.block_scores.blocks() if self.block_scores is not None else ()
+
+    def figures(self) -> dict[str, Any]:
+        """Page-level figures, JSON-ready: what an item's scores field carries."""
+        return {
+            "algorithm": self.algorithm,
+            "params": dict(self.params),
+            "threshold": _json_number(self.threshold),
+            "content_share": round(float(self.content_share), 6),
+            "net_text_length": int(self.net_text_length),
+            "link_density": round(float(self.link_density), 6),
+            "is_overview": bool(self.is_overview),
+            "overview_score": round(float(self.overview_score), 6),
+            "overview_reasons": list(self.overview_reasons),
+        }
+
+    def to_dict(self, *, blocks: bool = True, html: bool = True) -> dict[str, Any]:
+        """A JSON-serialisable dict of everything (``blocks``/``html`` can be left out)."""
+        data = {"url": self.url, "title": self.title, "text": self.text, **self.figures()}
+        if html:
+            data["html"] = self.html
+        if blocks:
+            data["blocks"] = [
+                {**b.to_dict(), "score": _json_number(b.score)} for b in self.blocks
+            ]
+        return data
