@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from ..errors import ExtractionError
 from .base import Algorithm
+from .ccb import ACCB, CCB, TCCB
 from .cetd import CECTD, CETD, CECTDSmoothing
+from .cetr import CETR
+from .textsweeper import TextSweeper
 
 __all__ = ["ALGORITHMS", "DEFAULT_ALGORITHM", "Algorithm", "get_algorithm"]
 
 ALGORITHMS: dict[str, type[Algorithm]] = {
-    cls.name: cls
-    for cls in (CETD, CECTD, CECTDSmoothing)
+    cls.name: cls for cls in (CETR, CCB, ACCB, TCCB, CETD, CECTD, CECTDSmoothing, TextSweeper)
 }
+#: The project's default (see README "Algorithms").
 DEFAULT_ALGORITHM = "cectd"
 
 

@@ -1,0 +1,18 @@
+"""CETR (to be written)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ..document import Document
+from .base import Algorithm, Labelling
+
+
+@dataclass(frozen=True)
+class CETR(Algorithm):
+    name: ClassVar[str] = "cetr"
+    summary: ClassVar[str] = "CETR (not yet implemented)"
+
+    def run(self, document: Document) -> Labelling:
+        raise NotImplementedError
