@@ -227,7 +227,8 @@ def decode_html(data: bytes, content_type: str | None = None) -> str:
 
 
 _PARSER = etree.HTMLParser(
-    remove_comments=True, remove_pis=True, huge_tree=True, no_network=True, default_doctype=False
+    encoding="utf-8", remove_comments=True, remove_pis=True, huge_tree=True, no_network=True,
+    default_doctype=False,
 )
 
 
