@@ -40,7 +40,7 @@ from w3lib.encoding import html_to_unicode
 
 from .errors import ExtractionError
 
-__all__ = ["Document", "NodeTable", "SourceView", "BLOCK_TAGS", "LINK_TAGS"]
+__all__ = ["BLOCK_TAGS", "LINK_TAGS", "Document", "NodeTable", "SourceView"]
 
 #: Elements whose subtree is never content (cleaning before any count).
 SKIPPED_TAGS = frozenset(
@@ -94,6 +94,7 @@ class NodeTable:
     """
 
     tag: tuple[str, ...]
+    hint: tuple[str, ...]  # lower-case class, id, role and itemprop, space-separated
     parent: np.ndarray  # int32, -1 for the root
     depth: np.ndarray  # int32
     end: np.ndarray  # int32: subtree of i is [i, end[i])
@@ -211,6 +212,8 @@ def _sniff_binary(data: bytes) -> str | None:
     for signature, name in _BINARY_SIGNATURES:
         if head.startswith(signature):
             return name
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16/32 BOM: NUL bytes are text
+        return None
     sample = data[:4096]
     if sample and sum(map(sample.count, _CONTROL_BYTES)) > 0.1 * len(sample):
         return "binary data"
@@ -312,6 +315,7 @@ class Document:
         own_chars: list[int] = []
         own_link_chars: list[int] = []
         elements: list[Any] = []
+        hints: list[str] = []
         ev_kind: list[int] = []
         ev_node: list[int] = []
         ev_text: list[str] = []
@@ -335,6 +339,13 @@ class Document:
             own_chars.append(0)
             own_link_chars.append(0)
             elements.append(el)
+            attrib = el.attrib
+            hints.append(
+                f"{attrib.get('class', '')} {attrib.get('id', '')} {attrib.get('role', '')} "
+                f"{attrib.get('itemprop', '')}".lower()
+                if attrib
+                else ""
+            )
             ev_kind.append(EVENT_OPEN)
             ev_node.append(idx)
             ev_text.append("")
@@ -395,6 +406,7 @@ class Document:
         positions = np.arange(n)
         table = NodeTable(
             tag=tuple(tags),
+            hint=tuple(hints),
             parent=np.asarray(parents, dtype=np.int32),
             depth=np.asarray(depths, dtype=np.int32),
             end=end,
@@ -471,6 +483,28 @@ class Document:
     def full_text(self) -> str:
         """All visible text of the page (the full-text baseline)."""
         return self.text_of(np.ones(len(self.nodes), dtype=bool))
+
+    @cached_property
+    def last_texts(self) -> tuple[str, ...]:
+        """Per element of the node table, the last non-blank text piece of its subtree in
+        document order (white space collapsed and stripped; ``""`` for a subtree without
+        text). How a block *ends* ("Read more", "...") without another walk of the tree."""
+        table, kinds, owners, texts, _ = self._walk
+        n = len(table)
+        events = np.arange(len(kinds))
+        nonblank = (kinds == EVENT_TEXT) & np.fromiter(
+            (t != " " for t in texts), bool, len(texts)
+        )
+        last_text_event = np.maximum.accumulate(np.where(nonblank, events, -1))
+        open_event = np.flatnonzero(kinds == EVENT_OPEN)  # opened in node-index order
+        close_event = np.empty(n, dtype=np.int64)
+        closing = np.flatnonzero(kinds == EVENT_CLOSE)
+        close_event[owners[closing]] = closing
+        last = last_text_event[close_event]
+        inside = last > open_event
+        return tuple(
+            texts[j].strip() if ok else "" for j, ok in zip(last.tolist(), inside.tolist())
+        )
 
     @cached_property
     def title(self) -> str | None:

@@ -7,15 +7,16 @@ from .base import Algorithm
 from .ccb import ACCB, CCB, TCCB
 from .cetd import CECTD, CETD, CECTDSmoothing
 from .cetr import CETR
+from .tagratio import TagRatio
 from .textsweeper import TextSweeper
 
 __all__ = ["ALGORITHMS", "DEFAULT_ALGORITHM", "Algorithm", "get_algorithm"]
 
 ALGORITHMS: dict[str, type[Algorithm]] = {
-    cls.name: cls for cls in (CETR, CCB, ACCB, TCCB, CETD, CECTD, CECTDSmoothing, TextSweeper)
+    cls.name: cls for cls in (CETR, CCB, ACCB, TCCB, CETD, CECTD, CECTDSmoothing, TextSweeper, TagRatio)
 }
 #: The project's default (see README "Algorithms").
-DEFAULT_ALGORITHM = "cectd"
+DEFAULT_ALGORITHM = "tagratio"
 
 
 def get_algorithm(name: str) -> type[Algorithm]:

@@ -17,6 +17,7 @@ from ..result import BlockKind, BlockScores
 __all__ = [
     "Algorithm",
     "Labelling",
+    "check_bool",
     "check_choice",
     "check_range",
     "dom_labelling",
@@ -103,6 +104,12 @@ def check_range(
         raise ExtractionError(f"parameter {name!r} must be {bound} {low}, got {value!r}")
     if high is not None and value > high:
         raise ExtractionError(f"parameter {name!r} must be <= {high}, got {value!r}")
+
+
+def check_bool(name: str, value: Any) -> None:
+    """Raise :class:`ExtractionError` unless ``value`` is a bool."""
+    if not isinstance(value, bool):
+        raise ExtractionError(f"parameter {name!r} must be True or False, got {value!r}")
 
 
 def check_choice(name: str, value: Any, choices: Collection[str]) -> None:
