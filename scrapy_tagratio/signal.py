@@ -38,8 +38,10 @@ def gaussian_smooth(values: np.ndarray, sigma: float, radius: int | None = None)
     if values.size == 0:
         return values.copy()
     kernel = gaussian_kernel(sigma, radius)
-    smoothed = np.convolve(values, kernel, mode="same")
-    weight = np.convolve(np.ones_like(values), kernel, mode="same")
+    # "full" then cut: mode="same" returns the kernel's length for a shorter histogram.
+    r, n = kernel.size // 2, values.size
+    smoothed = np.convolve(values, kernel, mode="full")[r : r + n]
+    weight = np.convolve(np.ones_like(values), kernel, mode="full")[r : r + n]
     return smoothed / weight
 
 

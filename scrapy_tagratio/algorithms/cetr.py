@@ -1,18 +1,262 @@
-"""CETR (to be written)."""
+"""CETR: content extraction via tag ratios (Weninger, Hsu and Han, WWW 2010; Weninger and
+Hsu, "Web content extraction through histogram clustering").
+
+Read beside ``cetr-www2010-summary.txt`` and ``ttr-histogram-clustering.txt``:
+
+* **Tag ratio** of a source line: its non-tag characters divided by its tags; a line
+  without tags scores its character count (the table: ``James Smith`` between two tags
+  11/2 = 5.5, 37 characters and no tag 37, 41 characters and two ``<br>`` 20.5).
+* **Re-wrap** (the FAQ): code on one line gets a newline after about 60 characters,
+  moved past the end of a tag when the 60th character falls inside one.
+* **Smoothing** (Eq. 1-3), Gaussian with ``sigma = 3``: ``h'``. **Derivative** (Eq. 4):
+  the mean of the next ``q = 3`` values minus the value, itself smoothed, absolute
+  value: ``g'`` (both in :mod:`scrapy_tagratio.signal`).
+* **Partitioning** of the points ``(h', g')``: threshold ``h' >= lam * std(h')``, or
+  k-means (origin-anchored), 1-D k-means, farthest-first, EM, each in distance or density
+  mode (:mod:`scrapy_tagratio.clustering`); the cluster whose centroid is closest to the
+  origin is non-content.
+* **Output**: content lines stripped of their tags and joined.
+
+Readings where the papers leave room (DESIGN.md section 8):
+
+* **Which characters count.** The table counts every character of the text, the spaces
+  between words and those beside tags included (``Sunday. <br><br> Jones`` gives 41),
+  but lines are shown without their indentation. So: non-space characters count one each,
+  and a run of white space (HTML's space, tab, CR, LF, FF) counts one if the line has a
+  non-space text character before it and after it; indentation and trailing space count
+  nothing. Source characters are counted (``&amp;`` is five).
+* **Lines.** A newline inside a tag (attributes over several lines) does not end the line:
+  the tag belongs whole to the line where it starts, so every line holds whole tags and
+  its text can be stripped of them. Lines without any tag or text character (blank
+  lines) are not histogram buckets.
+* **Re-wrap per line, not per page.** Any line longer than ``wrap_above`` characters is cut
+  into pieces of about ``wrap`` characters, so a page whose head spans many lines and
+  whose body is one huge line (React and other generated pages) is cut too. Pieces of
+  one source line that are content side by side are output as one run, so words are
+  not cut where a piece ends.
+* **Threshold** is the population standard deviation; Eq. 2 normalises over the whole
+  kernel, the edges of Eq. 3 and Eq. 4 as :mod:`scrapy_tagratio.signal` says.
+"""
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..document import Document
-from .base import Algorithm, Labelling
+import numpy as np
+
+from ..clustering import CLUSTERINGS, MODES, partition
+from ..document import Document, SourceView, strip_tags
+from ..errors import ExtractionError
+from ..result import BlockScores
+from ..signal import gaussian_smooth, moving_average_derivative
+from .base import Algorithm, Labelling, check_choice, check_range
+
+__all__ = ["CETR", "LineTable", "histogram_points", "line_table", "tag_ratios", "wrap_breaks"]
+
+
+
+@dataclass(frozen=True, eq=False)
+class LineTable:
+    """The page's lines: ``[starts[i], ends[i])`` spans of the source text (ends exclude the
+    newline), the text characters and tags counted on each, and of those characters the
+    ones inside an ``<a>``. ``source_line`` numbers the physical line a piece comes from."""
+
+    starts: np.ndarray
+    ends: np.ndarray
+    source_line: np.ndarray
+    chars: np.ndarray
+    tags: np.ndarray
+    link_chars: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.starts.shape[0])
+
+
+def wrap_breaks(
+    starts: np.ndarray,
+    ends: np.ndarray,
+    tag_starts: np.ndarray,
+    tag_ends: np.ndarray,
+    *,
+    wrap: int,
+    wrap_above: int,
+) -> np.ndarray:
+    """Break positions that cut every line ``[starts[i], ends[i])`` longer than
+    ``wrap_above`` into pieces: a break ``wrap`` characters after the previous one, moved
+    to the end of the tag it falls inside. Linear in the number of pieces."""
+    tag_start_list = tag_starts.tolist()
+    tag_end_list = tag_ends.tolist()
+    breaks: list[int] = []
+    long_lines = np.flatnonzero(ends - starts > wrap_above)
+    for start, end in zip(starts[long_lines].tolist(), ends[long_lines].tolist(), strict=True):
+        cut = start + wrap
+        while cut < end:
+            inside = bisect_right(tag_start_list, cut) - 1
+            if inside >= 0 and tag_start_list[inside] < cut < tag_end_list[inside]:
+                cut = tag_end_list[inside]
+                if cut >= end:
+                    break
+            breaks.append(cut)
+            cut += wrap
+    return np.asarray(breaks, dtype=np.int64)
+
+
+def _code_points(text: str) -> np.ndarray:
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+
+
+def line_table(source: SourceView, *, wrap: int = 60, wrap_above: int = 200) -> LineTable:
+    """Split the cleaned source into lines (newlines outside tags, then the re-wrap) and
+    count text characters and tags per line, vectorised over characters."""
+    text = source.text
+    size = len(text)
+    in_tag = source.is_tag_char()
+    code = _code_points(text)
+    # HTML's ASCII white space: space, tab, LF, FF, CR.
+    white = (code == 0x20) | ((code >= 0x09) & (code <= 0x0D) & (code != 0x0B))
+    newline = (code == 0x0A) & ~in_tag
+    newlines = np.flatnonzero(newline)
+    physical_starts = np.concatenate(([0], newlines + 1))
+    physical_ends = np.concatenate((newlines, [size]))
+    breaks = wrap_breaks(
+        physical_starts, physical_ends, source.tag_starts, source.tag_ends,
+        wrap=wrap, wrap_above=wrap_above,
+    )
+    starts = np.sort(np.concatenate((physical_starts, breaks)))
+    # Line of every character (a newline belongs to the line it ends).
+    marks = np.zeros(size + 1, dtype=np.int64)
+    marks[starts[1:]] = 1
+    line_of = np.cumsum(marks)[:size]
+    n_lines = len(starts)
+    ends = np.concatenate((starts[1:], [size]))
+    ends[newline[np.maximum(ends - 1, 0)] & (ends > 0)] -= 1
+    is_text = ~in_tag & ~newline
+    solid = is_text & ~white
+    # One count per white-space run between two solid characters of the same line.
+    spaces = is_text & white
+    run_starts = np.flatnonzero(spaces & ~np.concatenate(([False], spaces[:-1])))
+    solid_at = np.flatnonzero(solid)
+    per_line = np.bincount(line_of[solid_at], minlength=n_lines)
+    last = np.cumsum(per_line) - 1  # index into solid_at of each line's last solid character
+    first = last - per_line + 1
+    run_line = line_of[run_starts]
+    has_solid = per_line[run_line] > 0
+    inner = has_solid & (
+        (run_starts > solid_at[np.where(has_solid, first[run_line], 0)])
+        & (run_starts < solid_at[np.where(has_solid, last[run_line], 0)])
+    )
+    counted = solid.copy()
+    counted[run_starts[inner]] = True
+    counted_at = np.flatnonzero(counted)
+    in_link = source.anchor_depth_mask()[counted_at]
+    physical = np.searchsorted(physical_starts, starts, side="right") - 1
+    return LineTable(
+        starts=starts,
+        ends=ends,
+        source_line=physical,
+        chars=np.bincount(line_of[counted_at], minlength=n_lines),
+        tags=np.bincount(line_of[source.tag_starts], minlength=n_lines),
+        link_chars=np.bincount(line_of[counted_at[in_link]], minlength=n_lines),
+    )
+
+
+def tag_ratios(chars: np.ndarray, tags: np.ndarray) -> np.ndarray:
+    """Text-to-tag ratio per line: chars / tags, or chars where a line has no tag."""
+    return chars / np.maximum(tags, 1)
+
+
+def histogram_points(ratios: np.ndarray, sigma: float = 3.0, q: int = 3) -> np.ndarray:
+    """``(n, 2)`` points ``(h', g')``: the smoothed histogram (Eq. 1-3) and the absolute
+    value of its smoothed moving-average derivative (Eq. 4)."""
+    smoothed = gaussian_smooth(ratios, sigma)
+    slope = np.abs(gaussian_smooth(moving_average_derivative(smoothed, q), sigma))
+    return np.column_stack((smoothed, slope))
+
+
+def _content_runs(document: Document, lines: LineTable, content: np.ndarray) -> list[str]:
+    """Source of each run of content lines; pieces of one physical line stay joined."""
+    starts, ends = lines.starts[content], lines.ends[content]
+    same_line = lines.source_line[content]
+    idx = np.flatnonzero(content)
+    new_run = np.ones(len(idx), dtype=bool)
+    new_run[1:] = (idx[1:] != idx[:-1] + 1) | (same_line[1:] != same_line[:-1])
+    first = np.flatnonzero(new_run)
+    last = np.concatenate((first[1:], [len(idx)])) - 1
+    text = document.source.text
+    return [
+        text[s:e].replace("\n", " ")
+        for s, e in zip(starts[first].tolist(), ends[last].tolist(), strict=True)
+    ]
 
 
 @dataclass(frozen=True)
 class CETR(Algorithm):
+    """CETR: per-line tag ratios, smoothed, partitioned in two dimensions."""
+
     name: ClassVar[str] = "cetr"
-    summary: ClassVar[str] = "CETR (not yet implemented)"
+    summary: ClassVar[str] = (
+        "CETR, per-line tag ratios smoothed and clustered in 2-D (Weninger et al. 2010)"
+    )
+
+    #: Partitioning: ``threshold``, ``kmeans`` (origin-anchored), ``kmeans-1d`` (on h'
+    #: alone), ``farthest-first`` or ``em``.
+    clustering: str = "farthest-first"
+    #: ``distance`` (the clusterer's own assignment) or ``density`` (Gaussians per cluster).
+    mode: str = "distance"
+    #: Number of clusters (the paper: 3; one non-content cluster).
+    k: int = 3
+    #: Threshold coefficient on std(h') (threshold partitioning; 1 in the paper).
+    lam: float = 1.0
+    #: Seed of the clusterers' random choices.
+    seed: int = 1
+    #: Gaussian smoothing sigma; the kernel radius is ceil(sigma) (Eq. 1-3).
+    sigma: float = 3.0
+    #: Look-ahead of the derivative (Eq. 4).
+    q: int = 3
+    #: Re-wrap: pieces of about this many characters ...
+    wrap: int = 60
+    #: ... cut from every line longer than this.
+    wrap_above: int = 200
+
+    def validate(self) -> None:
+        check_choice("clustering", self.clustering, CLUSTERINGS)
+        check_choice("mode", self.mode, MODES)
+        if self.clustering == "threshold" and self.mode != "distance":
+            raise ExtractionError(
+                f"parameter 'mode' must be 'distance' with clustering 'threshold' "
+                f"(density mode needs a clusterer), got {self.mode!r}"
+            )
+        check_range("k", self.k, 2, 20, integer=True)
+        check_range("lam", self.lam, 0.0, 100.0)
+        check_range("seed", self.seed, 0, 2**32 - 1, integer=True)
+        check_range("sigma", self.sigma, 0.0, 100.0, low_inclusive=False)
+        check_range("q", self.q, 1, 100, integer=True)
+        check_range("wrap", self.wrap, 1, 1_000_000, integer=True)
+        check_range("wrap_above", self.wrap_above, self.wrap, 10_000_000, integer=True)
 
     def run(self, document: Document) -> Labelling:
-        raise NotImplementedError
+        lines = line_table(document.source, wrap=self.wrap, wrap_above=self.wrap_above)
+        document.check_deadline("CETR's line table")
+        kept = (lines.chars > 0) | (lines.tags > 0)
+        ratios = tag_ratios(lines.chars[kept], lines.tags[kept])
+        points = histogram_points(ratios, self.sigma, self.q)
+        in_kept, threshold = partition(
+            points, self.clustering, mode=self.mode, k=self.k, lam=self.lam, seed=self.seed
+        )
+        document.check_deadline("CETR's clustering")
+        content = np.zeros(len(lines), dtype=bool)
+        content[kept] = in_kept
+        scores = np.zeros(len(lines))
+        scores[kept] = points[:, 0]
+        return Labelling(
+            text=strip_tags(_content_runs(document, lines, content)),
+            block_scores=BlockScores(
+                kind="line", scores=scores, labels=content, text_lengths=lines.chars
+            ),
+            threshold=threshold,
+            content_chars=int(lines.chars[content].sum()),
+            link_chars=int(lines.link_chars[content].sum()),
+            total_chars=int(lines.chars.sum()),
+        )

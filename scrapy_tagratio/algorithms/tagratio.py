@@ -84,15 +84,30 @@ def block_of(nodes: NodeTable) -> np.ndarray:
     return np.asarray(owner, dtype=np.int64)
 
 
-def trim_tail(nodes: NodeTable, content: np.ndarray, long_block: int, short_block: int) -> np.ndarray:
+def trim_tail(
+    nodes: NodeTable, content: np.ndarray, long_block: int, short_block: int
+) -> np.ndarray:
     """``content`` without the short blocks (< ``short_block`` characters) that follow its
-    last long block (>= ``long_block`` characters), blocks read in document order."""
+    last long block (>= ``long_block`` characters), blocks read in document order.
+
+    A short block in the same container as a long one (the last paragraph of the
+    article body) is part of the text and stays.
+    """
     owner = block_of(nodes)
-    lengths = np.bincount(owner, weights=np.where(content, nodes.own_chars, 0), minlength=len(nodes))
+    lengths = np.bincount(
+        owner, weights=np.where(content, nodes.own_chars, 0), minlength=len(nodes)
+    )
     long_blocks = np.flatnonzero(lengths >= long_block)
     if long_blocks.size == 0:
         return content
-    tail = (np.arange(len(nodes)) > long_blocks[-1]) & (lengths > 0) & (lengths < short_block)
+    text_containers = np.zeros(len(nodes) + 1, dtype=bool)
+    text_containers[nodes.parent[long_blocks]] = True
+    tail = (
+        (np.arange(len(nodes)) > long_blocks[-1])
+        & (lengths > 0)
+        & (lengths < short_block)
+        & ~text_containers[nodes.parent]
+    )
     return content & ~tail[owner]
 
 
