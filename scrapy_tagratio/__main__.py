@@ -1,0 +1,124 @@
+"""Command line: ``python -m scrapy_tagratio extract FILE|URL|-`` and ``... algorithms``.
+
+Algorithm parameters are given as ``--param name=value`` (repeatable); values are read
+as JSON where they parse (``3``, ``0.5``, ``true``) and as strings otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import urllib.request
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .algorithms import ALGORITHMS, DEFAULT_ALGORITHM
+from .api import extract
+from .errors import ExtractionError
+
+__all__ = ["main"]
+
+
+def _parse_param(text: str) -> tuple[str, Any]:
+    name, sep, raw = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected name=value, got {text!r}")
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        value = raw
+    return name.strip(), value
+
+
+def _read_input(source: str) -> tuple[bytes, str | None, str | None]:
+    """Bytes, URL and Content-Type of a file path, an http(s) URL or ``-`` (stdin)."""
+    if source == "-":
+        return sys.stdin.buffer.read(), None, None
+    if source.startswith(("http://", "https://")):
+        request = urllib.request.Request(source, headers={"User-Agent": "scrapy-tagratio"})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.read(), source, response.headers.get("Content-Type")
+    return Path(source).read_bytes(), None, None
+
+
+def _cmd_extract(args: argparse.Namespace) -> int:
+    try:
+        data, url, content_type = _read_input(args.source)
+    except OSError as exc:
+        print(f"error: cannot read {args.source}: {exc}", file=sys.stderr)
+        return 2
+    try:
+        result = extract(
+            data,
+            algorithm=args.algorithm,
+            url=args.url or url,
+            content_type=content_type,
+            **dict(args.param),
+        )
+    except ExtractionError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if args.format == "json":
+        print(json.dumps(result.to_dict(blocks=args.blocks), ensure_ascii=False, indent=2))
+    elif args.format == "html":
+        print(result.html if result.html is not None else "", end="\n")
+    else:
+        print(result.text)
+    if args.plot:
+        from .plot import plot_scores
+
+        plot_scores(result, args.plot)
+    return 0
+
+
+def _cmd_algorithms(_: argparse.Namespace) -> int:
+    for name, cls in ALGORITHMS.items():
+        default = " (default)" if name == DEFAULT_ALGORITHM else ""
+        print(f"{name}{default}: {cls.summary}")
+        for field in dataclasses.fields(cls):
+            print(f"    {field.name} = {field.default!r}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m scrapy_tagratio",
+        description="Main-content extraction by text density and tag ratios.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    run = commands.add_parser("extract", help="extract the main content of one page")
+    run.add_argument("source", help="a file path, an http(s) URL, or - for standard input")
+    run.add_argument(
+        "--algorithm", "-a", default=None, choices=sorted(ALGORITHMS),
+        help=f"algorithm (default: {DEFAULT_ALGORITHM})",
+    )
+    run.add_argument(
+        "--param", "-p", action="append", default=[], type=_parse_param, metavar="NAME=VALUE",
+        help="an algorithm parameter, e.g. -p clustering=threshold (repeatable)",
+    )
+    run.add_argument("--format", "-f", choices=("text", "json", "html"), default="text")
+    run.add_argument("--blocks", action="store_true", help="include per-block scores in json")
+    run.add_argument("--url", help="the page's URL (for overview detection)")
+    run.add_argument(
+        "--plot", metavar="FILE.png",
+        help="draw the score histogram with content labels and threshold (needs matplotlib)",
+    )
+    run.set_defaults(handler=_cmd_extract)
+
+    listing = commands.add_parser("algorithms", help="list algorithms and their parameters")
+    listing.set_defaults(handler=_cmd_algorithms)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handler = args.handler
+    return int(handler(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
