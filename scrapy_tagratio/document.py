@@ -503,17 +503,15 @@ class Document:
         last = last_text_event[close_event]
         inside = last > open_event
         return tuple(
-            texts[j].strip() if ok else "" for j, ok in zip(last.tolist(), inside.tolist())
+            texts[j].strip() if ok else ""
+            for j, ok in zip(last.tolist(), inside.tolist(), strict=True)
         )
 
     @cached_property
     def title(self) -> str | None:
         """``og:title``, else ``<title>``, else the first ``<h1>``; None if none has text."""
-        root = self.root
-        for value in root.xpath(
-            "//meta[@property='og:title']/@content | //title//text() | (//h1)[1]//text()"
-        )[:1] or []:
-            value = " ".join(str(value).split())
+        for query in _TITLE_QUERIES:
+            value = " ".join(str(query(self.root)).split())
             if value:
                 return value
         return None
@@ -544,6 +542,14 @@ class Document:
         )
 
 
+_TITLE_QUERIES = tuple(
+    etree.XPath(query)
+    for query in (
+        "string((//meta[@property='og:title'])[1]/@content)",
+        "string((//title)[1])",
+        "string((//h1)[1])",
+    )
+)
 _VOID_TAGS = frozenset({"br", "hr", "img", "input", "wbr", "col", "area"})
 _SPACES = re.compile(r"[^\S\n]+")
 _NEWLINES = re.compile(r" ?\n[\s]*")

@@ -58,11 +58,12 @@ class BlockScores:
 
     def blocks(self) -> tuple[Block, ...]:
         tags = self.tags or (None,) * len(self)
+        rows = zip(
+            self.scores.tolist(), self.labels.tolist(), self.text_lengths.tolist(), tags,
+            strict=True,
+        )
         return tuple(
-            Block(self.kind, i, float(s), bool(c), int(n), t)
-            for i, (s, c, n, t) in enumerate(
-                zip(self.scores.tolist(), self.labels.tolist(), self.text_lengths.tolist(), tags)
-            )
+            Block(self.kind, i, float(s), bool(c), int(n), t) for i, (s, c, n, t) in enumerate(rows)
         )
 
 

@@ -13,7 +13,8 @@ from .textsweeper import TextSweeper
 __all__ = ["ALGORITHMS", "DEFAULT_ALGORITHM", "Algorithm", "get_algorithm"]
 
 ALGORITHMS: dict[str, type[Algorithm]] = {
-    cls.name: cls for cls in (CETR, CCB, ACCB, TCCB, CETD, CECTD, CECTDSmoothing, TextSweeper, TagRatio)
+    cls.name: cls
+    for cls in (CETR, CCB, ACCB, TCCB, CETD, CECTD, CECTDSmoothing, TextSweeper, TagRatio)
 }
 #: The project's default (see README "Algorithms").
 DEFAULT_ALGORITHM = "tagratio"

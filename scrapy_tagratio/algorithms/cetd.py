@@ -67,7 +67,8 @@ def composite_text_density(
     argument = c / one_if_zero(lc) * (np.maximum(tags, 1) / one_if_zero(link_tags.astype(float)))
     with np.errstate(divide="ignore", invalid="ignore"):
         log_argument = np.where(argument > 0, np.log(np.where(argument > 0, argument, 1.0)), 0.0)
-    return text_density(c, tags) * log_argument / one_if_zero(base)
+    # log_B(x) = ln(x) / ln(B); B >= 1, and ln(B) = 0 (no links at all) is read as 1.
+    return text_density(c, tags) * log_argument / one_if_zero(np.log(base))
 
 
 def density_sum(nodes: NodeTable, density: np.ndarray) -> np.ndarray:

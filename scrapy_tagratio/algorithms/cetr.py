@@ -61,11 +61,10 @@ __all__ = ["CETR", "LineTable", "histogram_points", "line_table", "tag_ratios", 
 class LineTable:
     """The page's lines: ``[starts[i], ends[i])`` spans of the source text (ends exclude the
     newline), the text characters and tags counted on each, and of those characters the
-    ones inside an ``<a>``. ``source_line`` numbers the physical line a piece comes from."""
+    ones inside an ``<a>``."""
 
     starts: np.ndarray
     ends: np.ndarray
-    source_line: np.ndarray
     chars: np.ndarray
     tags: np.ndarray
     link_chars: np.ndarray
@@ -112,6 +111,9 @@ def line_table(source: SourceView, *, wrap: int = 60, wrap_above: int = 200) -> 
     count text characters and tags per line, vectorised over characters."""
     text = source.text
     size = len(text)
+    if not size:
+        none = np.zeros(0, dtype=np.int64)
+        return LineTable(none, none, none, none, none)
     in_tag = source.is_tag_char()
     code = _code_points(text)
     # HTML's ASCII white space: space, tab, LF, FF, CR.
@@ -125,40 +127,39 @@ def line_table(source: SourceView, *, wrap: int = 60, wrap_above: int = 200) -> 
         wrap=wrap, wrap_above=wrap_above,
     )
     starts = np.sort(np.concatenate((physical_starts, breaks)))
-    # Line of every character (a newline belongs to the line it ends).
-    marks = np.zeros(size + 1, dtype=np.int64)
-    marks[starts[1:]] = 1
-    line_of = np.cumsum(marks)[:size]
-    n_lines = len(starts)
     ends = np.concatenate((starts[1:], [size]))
-    ends[newline[np.maximum(ends - 1, 0)] & (ends > 0)] -= 1
-    is_text = ~in_tag & ~newline
+    ends[newline[np.maximum(ends - 1, 0)] & (ends > 0)] -= 1  # the newline is no text
+    is_text = ~(in_tag | newline)
     solid = is_text & ~white
-    # One count per white-space run between two solid characters of the same line.
     spaces = is_text & white
-    run_starts = np.flatnonzero(spaces & ~np.concatenate(([False], spaces[:-1])))
+    # Every white-space run between two solid characters of its line counts one.
+    run_starts = np.flatnonzero(spaces[1:] & ~spaces[:-1]) + 1
+    if size and spaces[0]:
+        run_starts = np.concatenate(([0], run_starts))
+    run_line = np.searchsorted(starts, run_starts, side="right") - 1
     solid_at = np.flatnonzero(solid)
-    per_line = np.bincount(line_of[solid_at], minlength=n_lines)
-    last = np.cumsum(per_line) - 1  # index into solid_at of each line's last solid character
-    first = last - per_line + 1
-    run_line = line_of[run_starts]
-    has_solid = per_line[run_line] > 0
-    inner = has_solid & (
-        (run_starts > solid_at[np.where(has_solid, first[run_line], 0)])
-        & (run_starts < solid_at[np.where(has_solid, last[run_line], 0)])
+    first = np.searchsorted(solid_at, starts)  # index of each line's first solid character
+    after = np.searchsorted(solid_at, ends)  # ... and one past its last
+    padded = np.concatenate((solid_at, [size]))  # valid to index also on lines without any
+    inner = (
+        (after > first)[run_line]
+        & (run_starts > padded[first[run_line]])
+        & (run_starts < padded[after[run_line] - 1])
     )
-    counted = solid.copy()
-    counted[run_starts[inner]] = True
-    counted_at = np.flatnonzero(counted)
-    in_link = source.anchor_depth_mask()[counted_at]
-    physical = np.searchsorted(physical_starts, starts, side="right") - 1
+    n_lines = len(starts)
+    inner_line = run_line[inner]
+    in_link = source.anchor_depth_mask()
+    link_at = np.flatnonzero(solid & in_link)
+    link_runs = inner_line[in_link[run_starts[inner]]]
     return LineTable(
         starts=starts,
         ends=ends,
-        source_line=physical,
-        chars=np.bincount(line_of[counted_at], minlength=n_lines),
-        tags=np.bincount(line_of[source.tag_starts], minlength=n_lines),
-        link_chars=np.bincount(line_of[counted_at[in_link]], minlength=n_lines),
+        chars=after - first + np.bincount(inner_line, minlength=n_lines),
+        tags=np.bincount(
+            np.searchsorted(starts, source.tag_starts, side="right") - 1, minlength=n_lines
+        ),
+        link_chars=np.searchsorted(link_at, ends) - np.searchsorted(link_at, starts)
+        + np.bincount(link_runs, minlength=n_lines),
     )
 
 
@@ -176,18 +177,17 @@ def histogram_points(ratios: np.ndarray, sigma: float = 3.0, q: int = 3) -> np.n
 
 
 def _content_runs(document: Document, lines: LineTable, content: np.ndarray) -> list[str]:
-    """Source of each run of content lines; pieces of one physical line stay joined."""
-    starts, ends = lines.starts[content], lines.ends[content]
-    same_line = lines.source_line[content]
+    """Source of each run of consecutive content lines, newlines read as spaces (so the
+    pieces of a re-wrapped line join up again)."""
     idx = np.flatnonzero(content)
-    new_run = np.ones(len(idx), dtype=bool)
-    new_run[1:] = (idx[1:] != idx[:-1] + 1) | (same_line[1:] != same_line[:-1])
-    first = np.flatnonzero(new_run)
-    last = np.concatenate((first[1:], [len(idx)])) - 1
+    if not idx.size:
+        return []
+    first = idx[np.concatenate(([True], idx[1:] != idx[:-1] + 1))]
+    last = idx[np.concatenate((idx[1:] != idx[:-1] + 1, [True]))]
     text = document.source.text
     return [
         text[s:e].replace("\n", " ")
-        for s, e in zip(starts[first].tolist(), ends[last].tolist(), strict=True)
+        for s, e in zip(lines.starts[first].tolist(), lines.ends[last].tolist(), strict=True)
     ]
 
 

@@ -40,6 +40,7 @@ BOILERPLATE_TAGS = frozenset(
     {"nav", "aside", "footer", "form", "menu", "button", "select", "figure", "figcaption",
      "time", "address"}
 )
+HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 #: Class/id/role words of boilerplate regions (the vocabulary of web templates, which is
 #: English whatever the page's language).
 BOILERPLATE_HINT = re.compile(
@@ -51,7 +52,9 @@ BOILERPLATE_HINT = re.compile(
     r"donat|flyout|likes|rss|(?:ad|ads)\b)"
 )
 #: Hints that mark the article body itself and overrule the above.
-CONTENT_HINT = re.compile(r"\b(?:articlebody|article body|article  body|post content|entry content)\b")
+CONTENT_HINT = re.compile(
+    r"\b(?:articlebody|article body|article  body|post content|entry content)\b"
+)
 
 
 def hint_flags(nodes: NodeTable, pattern: re.Pattern[str]) -> np.ndarray:
@@ -91,7 +94,8 @@ def trim_tail(
     last long block (>= ``long_block`` characters), blocks read in document order.
 
     A short block in the same container as a long one (the last paragraph of the
-    article body) is part of the text and stays.
+    article body) is part of the text and stays, unless it is a heading with no kept
+    text after it: the title of a box that was pruned ("Read more", "Related").
     """
     owner = block_of(nodes)
     lengths = np.bincount(
@@ -100,15 +104,15 @@ def trim_tail(
     long_blocks = np.flatnonzero(lengths >= long_block)
     if long_blocks.size == 0:
         return content
+    position = np.arange(len(nodes))
     text_containers = np.zeros(len(nodes) + 1, dtype=bool)
     text_containers[nodes.parent[long_blocks]] = True
-    tail = (
-        (np.arange(len(nodes)) > long_blocks[-1])
-        & (lengths > 0)
-        & (lengths < short_block)
-        & ~text_containers[nodes.parent]
-    )
-    return content & ~tail[owner]
+    short_tail = (position > long_blocks[-1]) & (lengths > 0) & (lengths < short_block)
+    drop = short_tail & ~text_containers[nodes.parent]
+    is_heading = np.fromiter((t in HEADING_TAGS for t in nodes.tag), bool, len(nodes))
+    kept_text = np.flatnonzero((lengths > 0) & ~drop & ~is_heading)
+    drop |= short_tail & is_heading & (position > kept_text[-1])
+    return content & ~drop[owner]
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,156 @@
+"""The Document: decoding, cleaning, the node table and text output."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+from lxml import etree
+
+from scrapy_tagratio import ExtractionError
+from scrapy_tagratio.document import Document, parse_html
+
+
+def node_index(doc: Document, tag: str, nth: int = 0) -> int:
+    return [i for i, t in enumerate(doc.nodes.tag) if t == tag][nth]
+
+
+def test_cleaning_skips_invisible_parts_but_keeps_their_tails() -> None:
+    doc = Document.from_input(
+        "<html><head><title>T</title></head><body><div>"
+        "visible<script>var hidden = 1;</script> after-script"
+        "<style>p{}</style> after-style"
+        '<p hidden>hidden attr</p><p aria-hidden="true">aria</p>'
+        '<p style="color:red; display : none">inline none</p>'
+        "<noscript>enable javascript</noscript> end"
+        "</div></body></html>"
+    )
+    assert doc.full_text == "visible after-script after-style end"
+    assert "script" not in doc.nodes.tag and "p" not in doc.nodes.tag
+
+
+def test_noscript_holding_the_page_is_walked_into() -> None:
+    # libxml2 can swallow a body into an unclosed noscript: its paragraphs must survive.
+    doc = Document.from_input(
+        "<html><body><noscript><article><p>The whole article lives here.</p></article>"
+        "</noscript></body></html>"
+    )
+    assert doc.full_text == "The whole article lives here."
+
+
+def test_comment_tails_of_a_parsed_tree_are_kept_and_tree_not_modified() -> None:
+    root = etree.fromstring(
+        b"<html><body><p>one<!-- c -->two<script>x</script>three</p></body></html>",
+        parser=etree.HTMLParser(),
+    )
+    before = etree.tostring(root)
+    doc = Document.from_input(root)
+    assert doc.full_text == "onetwothree"
+    assert etree.tostring(root) == before
+
+
+def test_inline_elements_join_words_and_blocks_break_lines() -> None:
+    doc = Document.from_input(
+        "<body><p>foo<b>bar</b> baz</p><div>second   block\n with  spaces</div></body>"
+    )
+    assert doc.full_text == "foobar baz\nsecond block with spaces"
+
+
+def test_node_table_counts_follow_cetd_definitions() -> None:
+    doc = Document.from_input(
+        "<body><div><p>12345<a href='#'>678</a></p><ul><li><a>ab</a></li></ul>"
+        "<button>OK</button></div></body>"
+    )
+    nodes = doc.nodes
+    div = node_index(doc, "div")
+    p = node_index(doc, "p")
+    assert nodes.chars[div] == 5 + 3 + 2 + 2
+    assert nodes.link_chars[div] == 3 + 2 + 2  # button text counts as link text (CETD 4.3)
+    assert nodes.tags[div] == 6  # p, a, ul, li, a, button: descendants only
+    assert nodes.link_tags[div] == 3
+    assert nodes.tags[p] == 1 and nodes.link_tags[p] == 1
+    # subtree ranges are contiguous and nested
+    assert all(nodes.end[i] > i for i in range(len(nodes)))
+    assert nodes.parent[0] == -1
+
+
+def test_bytes_are_decoded_like_scrapy() -> None:
+    text = "Привет, мир! Это страница в кодировке windows-1251."
+    page = f"<html><head><meta charset='windows-1251'></head><body><p>{text}</p></body></html>"
+    doc = Document.from_input(page.encode("cp1251"))
+    assert doc.full_text == text
+    # the HTTP header wins over a missing declaration
+    bare = f"<html><body><p>{text}</p></body></html>".encode("cp1251")
+    doc = Document.from_input(bare, content_type="text/html; charset=windows-1251")
+    assert doc.full_text == text
+
+
+def test_str_with_xml_declaration_parses() -> None:
+    doc = Document.from_input(
+        '<?xml version="1.0" encoding="utf-8"?><html><body><p>déjà vu</p></body></html>'
+    )
+    assert doc.full_text == "déjà vu"
+
+
+@pytest.mark.parametrize(
+    ("data", "kind"),
+    [
+        (b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4, "PNG"),
+        (b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj", "PDF"),
+        (b"\x1f\x8b\x08\x00" + bytes(200), "gzip"),
+    ],
+)
+def test_binary_input_is_refused_with_its_kind(data: bytes, kind: str) -> None:
+    with pytest.raises(ExtractionError, match=kind):
+        Document.from_input(data)
+
+
+def test_deep_nesting_is_walked_without_recursion() -> None:
+    depth = 100_000
+    page = "<html><body>" + "<div>" * depth + "deep text" + "</div>" * depth + "</body></html>"
+    doc = Document.from_input(page)
+    # libxml2 caps the depth it builds; whatever it builds is walked without RecursionError.
+    assert len(doc.nodes) > 200
+    assert isinstance(doc.full_text, str)
+
+
+def test_empty_and_textless_pages_give_an_empty_table_not_an_error() -> None:
+    for page in ("", "   ", "<html></html>", "<html><body><img src=x></body></html>"):
+        doc = Document.from_input(page)
+        assert doc.full_text == ""
+        assert len(doc.nodes) >= 1
+
+
+def test_max_bytes_refuses_large_pages() -> None:
+    with pytest.raises(ExtractionError, match="max_bytes"):
+        Document.from_input(b"<p>" + b"x" * 1000 + b"</p>", max_bytes=100)
+
+
+def test_masks_widen_to_descendants_and_ancestors() -> None:
+    doc = Document.from_input("<body><div><p><b>x</b></p><p>y</p></div></body>")
+    nodes = doc.nodes
+    p = node_index(doc, "p")
+    mask = np.zeros(len(nodes), dtype=bool)
+    mask[p] = True
+    assert [nodes.tag[i] for i in np.flatnonzero(nodes.with_descendants(mask))] == ["p", "b"]
+    assert [nodes.tag[i] for i in np.flatnonzero(nodes.with_ancestors(mask))] == [
+        "body", "div", "p",
+    ]
+    assert doc.text_of(nodes.with_descendants(mask)) == "x"
+    assert doc.html_of(nodes.with_descendants(mask)) == "<body><div><p><b>x</b></p></div></body>"
+
+
+def test_title_prefers_og_title() -> None:
+    doc = Document.from_input(
+        '<html><head><meta property="og:title" content="OG  title"><title>Tab</title></head>'
+        "<body><h1>Heading</h1></body></html>"
+    )
+    assert doc.title == "OG title"
+    assert Document.from_input("<body><h1>Only <i>heading</i></h1></body>").title == "Only heading"
+
+
+def test_parse_html_of_garbage_gives_a_tree() -> None:
+    root = parse_html("\x00\x00<<<>>>")
+    assert root is not None
+    assert pickle.loads(pickle.dumps(Document.from_input("<p>x</p>").full_text)) == "x"
