@@ -1,24 +1,29 @@
-"""The project's default: CECTD-DS, then pruned of what density alone cannot tell.
+"""The project's default: CECTD's signals combined per text block by a linear model.
 
 CECTD-DS (:mod:`.cetd`) finds the content well (recall 0.97 on the development set) but
 keeps too much (precision 0.70): Algorithm 2 marks the max-DensitySum node under *every*
 node above the threshold, so sidebars, footers, comment threads, captions and teaser
-boxes with dense text come along (DESIGN.md section 8). This algorithm keeps the paper's
-selection and removes, inside it:
+boxes with dense text come along (DESIGN.md section 8). The papers leave the combination
+of their signals open; this algorithm decides per *text block* (the nearest block-level
+element of each piece of text) from:
 
-1. link lists: subtrees whose text is more than ``max_link_share`` links (the composite
-   density already penalises them, but DensitySum's recursion still marks dense ones);
-2. page furniture by element: ``nav``, ``aside``, ``footer``, ``form``, ``figure``...;
-3. page furniture by name (``use_hints``): elements whose class/id/role words name a
-   boilerplate region (comments, share bars, related links, newsletter boxes, captions),
-   unless they also name the article body. Class words are the vocabulary of web
-   templates, English whatever the page's language;
-4. the tail (``trim_tail``): short blocks after the last long block of the content
-   ("Read more", "Related articles" headings, credits), the precision loss of
-   DensitySum that the CETD paper's discussion (5.5) attributes to comments and notices.
+* the CETD signals: composite text density (Definition 2) of the block, its margin over
+  the DensitySum threshold (4.1-4.2), whether CECTD-DS marks it (Algorithm 2), the
+  DensitySum of its parent relative to the page's maximum (Definition 3), its depth
+  relative to the max-DensitySum node;
+* the link share of its text (CETD's LC/C, TextSweeper's link text);
+* its length, its kind (heading, paragraph, list item, table cell) and its position;
+* page furniture around it: a ``nav``/``aside``/``footer``/``form``/``figure``... ancestor,
+  or an ancestor whose class/id/role words name a boilerplate region (comments, share
+  bars, related links, newsletters, captions; class words are the vocabulary of web
+  templates, English whatever the page's language). Nothing on the path from the body
+  to the max-DensitySum node counts: a hint on the article's own container
+  (``class="post has-sidebar"``) says nothing about its parts.
 
-Nothing on the path from the body to the max-DensitySum node is ever pruned: a hint on
-the article's own container (``class="post has-sidebar"``) says nothing about its parts.
+A logistic model turns these 14 features into the probability that the block is main
+content; blocks at or above ``threshold`` are kept. Its weights were fitted on the
+labelled blocks of the trafilatura-eval development set by ``benchmarks/train_tagratio.py``
+(which prints them, with its 5-fold cross-validated F-score: rerun it to refit).
 """
 
 from __future__ import annotations
@@ -30,10 +35,10 @@ from typing import ClassVar
 import numpy as np
 
 from ..document import Document, NodeTable
-from .base import Algorithm, Labelling, check_bool, check_range, dom_labelling
+from .base import Algorithm, Labelling, check_range, dom_labelling
 from .cetd import CECTD, _count_on_path, density_sum, extract_content
 
-__all__ = ["TagRatio", "block_of", "hint_flags", "trim_tail"]
+__all__ = ["FEATURES", "TagRatio", "block_features", "block_of", "hint_flags"]
 
 #: Elements that hold page furniture, not article text.
 BOILERPLATE_TAGS = frozenset(
@@ -87,80 +92,120 @@ def block_of(nodes: NodeTable) -> np.ndarray:
     return np.asarray(owner, dtype=np.int64)
 
 
-def trim_tail(
-    nodes: NodeTable, content: np.ndarray, long_block: int, short_block: int
-) -> np.ndarray:
-    """``content`` without the short blocks (< ``short_block`` characters) that follow its
-    last long block (>= ``long_block`` characters), blocks read in document order.
+#: Names of the features of :func:`block_features`, in column order.
+FEATURES = (
+    "log_length",
+    "link_share",
+    "log_density",
+    "density_over_threshold",
+    "marked_by_cectd",
+    "under_furniture_tag",
+    "under_furniture_hint",
+    "depth_below_main",
+    "position",
+    "is_heading",
+    "is_list_item",
+    "is_paragraph",
+    "is_table_cell",
+    "parent_densitysum",
+)
+# Standardisation and logistic weights, printed by benchmarks/train_tagratio.py
+# (990 pages, 6279 labelled blocks; cross-validated F1 0.932 at threshold 0.5).
+FEATURE_MEANS = np.array(
+    [4.415222, 0.234921, 4.593019, 1.633226, 0.644529, 0.20258, 0.376175, 0.223029,
+     0.520396, 0.162606, 0.113235, 0.466635, 0.020704, 0.382496]
+)
+FEATURE_SCALES = np.array(
+    [1.400497, 0.398097, 2.432623, 2.429319, 0.478656, 0.401922, 0.484425, 0.512421,
+     0.256656, 0.369005, 0.316879, 0.498886, 0.142391, 0.446384]
+)
+WEIGHTS = np.array(
+    [1.058149, -0.697769, 0.121977, 0.346589, 0.427354, -0.700658, -1.021447, 0.226692,
+     -0.536745, 0.14588, 0.708418, 0.314556, 0.549228, 0.735763]
+)
+INTERCEPT = -1.063093
 
-    A short block in the same container as a long one (the last paragraph of the
-    article body) is part of the text and stays, unless it is a heading with no kept
-    text after it: the title of a box that was pruned ("Read more", "Related").
+
+def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """Features of the page's text blocks.
+
+    Returns ``(blocks, features, owner, threshold)``: the node indices of the blocks (the
+    block-level elements that own text, in document order), a ``len(blocks) x 14`` array
+    whose columns are :data:`FEATURES`, each node's block (:func:`block_of`) and the
+    CECTD threshold.
     """
+    nodes = document.nodes
+    n = len(nodes)
+    density = CECTD().densities(nodes)
+    marked, threshold = extract_content(nodes, density, 1.0)
+    by_cectd = nodes.with_descendants(marked)
+    sums = density_sum(nodes, density)
+    main = np.zeros(n, dtype=bool)
+    main[int(np.argmax(sums))] = True
+    main_path = nodes.with_ancestors(main)
+    furniture_tag = np.fromiter((t in BOILERPLATE_TAGS for t in nodes.tag), bool, n)
+    furniture_hint = hint_flags(nodes, BOILERPLATE_HINT) & ~hint_flags(nodes, CONTENT_HINT)
+    under_tag = _count_on_path(nodes, furniture_tag & ~main_path) > 0
+    under_hint = _count_on_path(nodes, furniture_hint & ~main_path) > 0
+
     owner = block_of(nodes)
-    lengths = np.bincount(
-        owner, weights=np.where(content, nodes.own_chars, 0), minlength=len(nodes)
-    )
-    long_blocks = np.flatnonzero(lengths >= long_block)
-    if long_blocks.size == 0:
-        return content
-    position = np.arange(len(nodes))
-    text_containers = np.zeros(len(nodes) + 1, dtype=bool)
-    text_containers[nodes.parent[long_blocks]] = True
-    short_tail = (position > long_blocks[-1]) & (lengths > 0) & (lengths < short_block)
-    drop = short_tail & ~text_containers[nodes.parent]
-    is_heading = np.fromiter((t in HEADING_TAGS for t in nodes.tag), bool, len(nodes))
-    kept_text = np.flatnonzero((lengths > 0) & ~drop & ~is_heading)
-    drop |= short_tail & is_heading & (position > kept_text[-1])
-    return content & ~drop[owner]
+    length = np.bincount(owner, weights=nodes.own_chars, minlength=n)
+    link_length = np.bincount(owner, weights=nodes.own_link_chars, minlength=n)
+    blocks = np.flatnonzero(length > 0)
+    parents = np.maximum(nodes.parent[blocks], 0)
+    tags = [nodes.tag[b] for b in blocks.tolist()]
+    log_density = np.log1p(np.maximum(density[blocks], 0.0))
+    features = np.column_stack(
+        (
+            np.log1p(length[blocks]),
+            link_length[blocks] / np.maximum(length[blocks], 1),
+            log_density,
+            log_density - np.log1p(max(threshold, 0.0)),
+            by_cectd[blocks],
+            under_tag[blocks],
+            under_hint[blocks],
+            np.clip((nodes.depth[blocks] - nodes.depth[main][0]) / 5.0, -3.0, 3.0),
+            blocks / max(n, 1),
+            [t in HEADING_TAGS for t in tags],
+            [t == "li" for t in tags],
+            [t == "p" for t in tags],
+            [t in ("td", "th") for t in tags],
+            sums[parents] / max(float(sums.max()), 1e-9),
+        )
+    ).astype(np.float64)
+    return blocks, features, owner, threshold
+
+
+def content_probability(features: np.ndarray) -> np.ndarray:
+    """The logistic model: probability that each block is main content."""
+    z = ((features - FEATURE_MEANS) / FEATURE_SCALES) @ WEIGHTS + INTERCEPT
+    return 1.0 / (1.0 + np.exp(-z))
 
 
 @dataclass(frozen=True)
 class TagRatio(Algorithm):
-    """CECTD-DS content, pruned of link lists, page furniture and a short tail."""
+    """CECTD's signals and page furniture combined per text block by a logistic model."""
 
     name: ClassVar[str] = "tagratio"
     summary: ClassVar[str] = (
-        "default: CECTD-DS content pruned of link lists, page furniture (by tag and "
-        "class names) and short trailing blocks"
+        "default: per text block, CECTD densities, DensitySum, link share and page "
+        "furniture combined by a logistic model fitted on the development set"
     )
 
-    #: Threshold coefficient on the body's composite density (CETD's lambda).
-    lam: float = 1.0
-    #: Subtrees whose text is more than this share links are pruned.
-    max_link_share: float = 0.5
-    #: Prune elements whose class/id/role names a boilerplate region.
-    use_hints: bool = True
-    #: Drop blocks shorter than ``short_block`` after the last block of ``long_block``.
-    trim_tail: bool = True
-    long_block: int = 300
-    short_block: int = 100
+    #: Keep blocks whose content probability reaches this value.
+    threshold: float = 0.5
 
     def validate(self) -> None:
-        check_range("lam", self.lam, 0.0, 100.0)
-        check_range("max_link_share", self.max_link_share, 0.0, 1.0)
-        check_bool("use_hints", self.use_hints)
-        check_bool("trim_tail", self.trim_tail)
-        check_range("long_block", self.long_block, 0, None, integer=True)
-        check_range("short_block", self.short_block, 0, None, integer=True)
+        check_range("threshold", self.threshold, 0.0, 1.0)
 
     def run(self, document: Document) -> Labelling:
         nodes = document.nodes
         n = len(nodes)
-        density = CECTD().densities(nodes) if n else np.zeros(0)
         if n == 0 or nodes.chars[0] == 0:
-            return dom_labelling(document, np.zeros(n, dtype=bool), density, None)
-        marked, threshold = extract_content(nodes, density, self.lam)
-        main = np.zeros(n, dtype=bool)
-        main[int(np.argmax(density_sum(nodes, density)))] = True
-
-        link_share = nodes.link_chars / np.maximum(nodes.chars, 1)
-        prune = np.fromiter((t in BOILERPLATE_TAGS for t in nodes.tag), bool, n)
-        prune |= (link_share > self.max_link_share) & (nodes.chars > 0)
-        if self.use_hints:
-            prune |= hint_flags(nodes, BOILERPLATE_HINT) & ~hint_flags(nodes, CONTENT_HINT)
-        prune &= ~nodes.with_ancestors(main)
-        content = nodes.with_descendants(marked) & (_count_on_path(nodes, prune) == 0)
-        if self.trim_tail:
-            content = trim_tail(nodes, content, self.long_block, self.short_block)
-        return dom_labelling(document, content, density, threshold)
+            return dom_labelling(document, np.zeros(n, dtype=bool), np.zeros(n), None)
+        blocks, features, owner, _ = block_features(document)
+        probability = np.zeros(n)
+        probability[blocks] = content_probability(features)
+        kept = probability >= self.threshold
+        # Scores per node: the probability of the block it belongs to.
+        return dom_labelling(document, kept[owner], probability[owner], self.threshold)
