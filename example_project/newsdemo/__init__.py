@@ -1,0 +1,1 @@
+"""The scrapy-tagratio example project: crawls a news site, keeps the articles."""

@@ -1,0 +1,298 @@
+"""The ``TAGRATIO_*`` Scrapy settings: read once, validated, frozen.
+
+Every component (downloader middleware, spider middleware, pipeline) builds a
+:class:`TagRatioSettings` in ``from_crawler``; a bad value stops the crawl at start-up with
+a :class:`SettingsError` that names the setting and the values it allows. Spiders override
+settings with ``custom_settings`` as usual, and single requests with
+``request.meta["tagratio_settings"] = {"TAGRATIO_ALGORITHM": "cetr", ...}`` (see
+:data:`PER_REQUEST`), validated the same way.
+
+=============================  =============  ===============================================
+setting                        default        meaning
+=============================  =============  ===============================================
+TAGRATIO_ENABLED               True           False disables every component
+TAGRATIO_ALGORITHM             the default    a name from ``ALGORITHMS``
+TAGRATIO_PARAMS                {}             the algorithm's parameters (dict or JSON)
+TAGRATIO_OVERVIEW_ACTION       "drop"         drop: drop items of overview pages, keep their
+                                              requests; tag: keep them (``is_overview`` in
+                                              the scores); ignore: ``IgnoreRequest`` for
+                                              overview pages; off: no overview detection
+TAGRATIO_MIN_NET_TEXT_LENGTH   detector's     overview threshold on net text length (chars)
+TAGRATIO_TEXT_FIELD            "main_text"    item field for the main text
+TAGRATIO_SCORES_FIELD          "tagratio"     item field for ``Extraction.figures()``
+TAGRATIO_HTML_FIELD            "main_html"    item field for the cleaned HTML
+TAGRATIO_ATTACH_HTML           False          fill TAGRATIO_HTML_FIELD
+TAGRATIO_ATTACH_BLOCKS         False          add per-block scores to the scores field
+TAGRATIO_SOURCE_FIELD          "raw_html"     item field the pipeline extracts from
+TAGRATIO_WORKERS               0              0: extract in the reactor thread; N: N processes
+TAGRATIO_MAX_BYTES             5000000        larger pages are skipped (0: no limit)
+TAGRATIO_TIME_BUDGET           5.0            seconds per page before it is skipped (0: none)
+=============================  =============  ===============================================
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Literal
+
+from .algorithms import ALGORITHMS, DEFAULT_ALGORITHM, get_algorithm
+from .algorithms.base import Algorithm, Labelling
+from .document import Document
+from .errors import ExtractionError
+from .overview import OverviewDetector, OverviewVerdict
+from .pool import ExtractionOptions
+
+__all__ = [
+    "DEFAULTS",
+    "OVERVIEW_ACTIONS",
+    "PER_REQUEST",
+    "OverviewAction",
+    "SettingsError",
+    "TagRatioSettings",
+]
+
+OverviewAction = Literal["drop", "tag", "ignore", "off"]
+OVERVIEW_ACTIONS: tuple[OverviewAction, ...] = ("drop", "tag", "ignore", "off")
+
+#: Every setting and its default (``None`` for the minimum net text length: the
+#: overview detector's own default).
+DEFAULTS: Mapping[str, Any] = {
+    "TAGRATIO_ENABLED": True,
+    "TAGRATIO_ALGORITHM": DEFAULT_ALGORITHM,
+    "TAGRATIO_PARAMS": {},
+    "TAGRATIO_OVERVIEW_ACTION": "drop",
+    "TAGRATIO_MIN_NET_TEXT_LENGTH": None,
+    "TAGRATIO_TEXT_FIELD": "main_text",
+    "TAGRATIO_SCORES_FIELD": "tagratio",
+    "TAGRATIO_HTML_FIELD": "main_html",
+    "TAGRATIO_ATTACH_HTML": False,
+    "TAGRATIO_ATTACH_BLOCKS": False,
+    "TAGRATIO_SOURCE_FIELD": "raw_html",
+    "TAGRATIO_WORKERS": 0,
+    "TAGRATIO_MAX_BYTES": 5_000_000,
+    "TAGRATIO_TIME_BUDGET": 5.0,
+}
+#: Settings a request may override in ``meta["tagratio_settings"]`` (the worker count and
+#: the pipeline's source field belong to the whole crawl).
+PER_REQUEST = frozenset(DEFAULTS) - {"TAGRATIO_WORKERS", "TAGRATIO_SOURCE_FIELD"}
+
+
+class SettingsError(ExtractionError):
+    """A ``TAGRATIO_*`` setting (or per-request override) with a value it cannot take."""
+
+
+# ---------------------------------------------------------------------- value parsers
+# Command-line settings (-s NAME=VALUE) arrive as strings, so every parser accepts the
+# string form too; each raises SettingsError naming the setting and what it allows.
+
+_TRUE = {"1", "true", "True"}
+_FALSE = {"0", "false", "False"}
+
+
+def _bool(name: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if value in (0, 1) or (isinstance(value, str) and value in _TRUE | _FALSE):
+        return value in (1, *_TRUE)
+    raise SettingsError(f"{name} must be True or False (or 1/0, 'true'/'false'); got {value!r}")
+
+
+def _number(name: str, value: Any, *, integer: bool) -> float:
+    kind = "an integer" if integer else "a number"
+    if isinstance(value, str):
+        try:
+            value = int(value) if integer else float(value)
+        except ValueError:
+            raise SettingsError(f"{name} must be {kind} >= 0; got {value!r}") from None
+    ok = isinstance(value, int) if integer else isinstance(value, (int, float))
+    if isinstance(value, bool) or not ok or not math.isfinite(value) or value < 0:
+        raise SettingsError(f"{name} must be {kind} >= 0; got {value!r}")
+    return value
+
+
+def _count(name: str, value: Any) -> int:
+    return int(_number(name, value, integer=True))
+
+
+def _limit(name: str, value: Any, *, integer: bool) -> float | None:
+    """A resource limit: ``None`` or 0 mean no limit."""
+    if value is None:
+        return None
+    number = _number(name, value, integer=integer)
+    return number or None
+
+
+def _field(name: str, value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise SettingsError(f"{name} must be a non-empty item field name; got {value!r}")
+    return value
+
+
+def _choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise SettingsError(
+            f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}"
+        )
+    return str(value)
+
+
+def _params(name: str, value: Any) -> dict[str, Any]:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value) if value.strip() else {}
+        except json.JSONDecodeError:
+            raise SettingsError(
+                f"{name} must be a dict (or a JSON object) of algorithm parameters; "
+                f"got {value!r}"
+            ) from None
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+        raise SettingsError(
+            f"{name} must be a dict (or a JSON object) of algorithm parameters; got {value!r}"
+        )
+    return dict(value)
+
+
+# ---------------------------------------------------------------------- overview "off"
+@dataclass(frozen=True)
+class _NoOverviewDetection(OverviewDetector):
+    """TAGRATIO_OVERVIEW_ACTION = "off": the detector does not run; every page is an article."""
+
+    def detect(self, document: Document, labelling: Labelling) -> OverviewVerdict:
+        return OverviewVerdict(False, 0.0, ("overview detection off",))
+
+
+# ---------------------------------------------------------------------- the settings
+@dataclass(frozen=True)
+class TagRatioSettings:
+    """The validated ``TAGRATIO_*`` settings of a crawl (or of one request)."""
+
+    enabled: bool
+    algorithm: Algorithm
+    overview_action: OverviewAction
+    detector: OverviewDetector
+    text_field: str
+    scores_field: str
+    html_field: str
+    attach_html: bool
+    attach_blocks: bool
+    source_field: str
+    workers: int
+    max_bytes: int | None
+    time_budget: float | None
+    #: The raw values these were validated from (what per-request overrides merge into).
+    raw: Mapping[str, Any] = dataclasses.field(repr=False, compare=False)
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> TagRatioSettings:
+        """Validate the ``TAGRATIO_*`` entries of Scrapy ``settings`` (or any mapping)."""
+        names = [key for key in settings if isinstance(key, str)]
+        _reject_unknown([n for n in names if n.startswith("TAGRATIO_")], DEFAULTS, "setting")
+        raw = {name: settings.get(name, default) for name, default in DEFAULTS.items()}
+        return cls._validate(raw)
+
+    def with_overrides(self, overrides: Mapping[str, Any] | None) -> TagRatioSettings:
+        """These settings with a request's ``meta["tagratio_settings"]`` applied.
+
+        Overriding ``TAGRATIO_ALGORITHM`` alone resets ``TAGRATIO_PARAMS`` (the crawl's
+        parameters belong to the crawl's algorithm).
+        """
+        if not overrides:
+            return self
+        if not isinstance(overrides, Mapping):
+            raise SettingsError(
+                f"meta['tagratio_settings'] must be a dict of TAGRATIO_* settings; "
+                f"got {overrides!r}"
+            )
+        _reject_unknown(list(overrides), PER_REQUEST, "per-request setting")
+        raw = dict(self.raw)
+        if "TAGRATIO_ALGORITHM" in overrides and "TAGRATIO_PARAMS" not in overrides:
+            raw["TAGRATIO_PARAMS"] = {}
+        raw.update(overrides)
+        return self._validate(raw)
+
+    @cached_property
+    def options(self) -> ExtractionOptions:
+        """What an extraction needs (sent to worker processes)."""
+        return ExtractionOptions(
+            algorithm=self.algorithm,
+            detector=self.detector,
+            max_bytes=self.max_bytes,
+            time_budget=self.time_budget,
+            keep_blocks=self.attach_blocks,
+        )
+
+    @property
+    def item_fields(self) -> tuple[str, ...]:
+        """The fields this plugin sets on an item (a declared item class needs them)."""
+        return (self.text_field, self.scores_field) + (
+            (self.html_field,) if self.attach_html else ()
+        )
+
+    @classmethod
+    def _validate(cls, raw: dict[str, Any]) -> TagRatioSettings:
+        algorithm_name = _choice(
+            "TAGRATIO_ALGORITHM", raw["TAGRATIO_ALGORITHM"], tuple(sorted(ALGORITHMS))
+        )
+        params = _params("TAGRATIO_PARAMS", raw["TAGRATIO_PARAMS"])
+        try:
+            algorithm = get_algorithm(algorithm_name).with_params(**params)
+        except ExtractionError as exc:
+            raise SettingsError(f"TAGRATIO_PARAMS: {exc}") from None
+        action = _choice(
+            "TAGRATIO_OVERVIEW_ACTION", raw["TAGRATIO_OVERVIEW_ACTION"], OVERVIEW_ACTIONS
+        )
+        min_net = raw["TAGRATIO_MIN_NET_TEXT_LENGTH"]
+        detector: OverviewDetector
+        if action == "off":
+            detector = _NoOverviewDetection()
+        elif min_net is None:
+            detector = OverviewDetector()
+        else:
+            detector = OverviewDetector(
+                min_net_text_length=_count("TAGRATIO_MIN_NET_TEXT_LENGTH", min_net)
+            )
+        fields = {
+            name: _field(name, raw[name])
+            for name in (
+                "TAGRATIO_TEXT_FIELD",
+                "TAGRATIO_SCORES_FIELD",
+                "TAGRATIO_HTML_FIELD",
+                "TAGRATIO_SOURCE_FIELD",
+            )
+        }
+        if len(set(fields.values())) < len(fields):
+            raise SettingsError(
+                "TAGRATIO_TEXT_FIELD, TAGRATIO_SCORES_FIELD, TAGRATIO_HTML_FIELD and "
+                f"TAGRATIO_SOURCE_FIELD must name different fields; got {fields}"
+            )
+        max_bytes = _limit("TAGRATIO_MAX_BYTES", raw["TAGRATIO_MAX_BYTES"], integer=True)
+        return cls(
+            enabled=_bool("TAGRATIO_ENABLED", raw["TAGRATIO_ENABLED"]),
+            algorithm=algorithm,
+            overview_action=action,  # type: ignore[arg-type]  # checked by _choice
+            detector=detector,
+            text_field=fields["TAGRATIO_TEXT_FIELD"],
+            scores_field=fields["TAGRATIO_SCORES_FIELD"],
+            html_field=fields["TAGRATIO_HTML_FIELD"],
+            attach_html=_bool("TAGRATIO_ATTACH_HTML", raw["TAGRATIO_ATTACH_HTML"]),
+            attach_blocks=_bool("TAGRATIO_ATTACH_BLOCKS", raw["TAGRATIO_ATTACH_BLOCKS"]),
+            source_field=fields["TAGRATIO_SOURCE_FIELD"],
+            workers=_count("TAGRATIO_WORKERS", raw["TAGRATIO_WORKERS"]),
+            max_bytes=int(max_bytes) if max_bytes is not None else None,
+            time_budget=_limit("TAGRATIO_TIME_BUDGET", raw["TAGRATIO_TIME_BUDGET"], integer=False),
+            raw=raw,
+        )
+
+
+def _reject_unknown(names: list[str], known: Mapping[str, Any] | frozenset[str], what: str) -> None:
+    unknown = sorted(set(names) - set(known))
+    if unknown:
+        raise SettingsError(
+            f"unknown {what} {', '.join(unknown)}; the {what}s are: {', '.join(sorted(known))}"
+        )
+

@@ -1,0 +1,187 @@
+"""Extraction in the reactor thread and in worker processes: resource limits, error kinds,
+results equal to the in-thread ones and in order, a crashed worker, no blocking, shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import ClassVar
+
+import pytest
+from badinput import article_page, cases, large_page
+
+from scrapy_tagratio import ALGORITHMS, DEFAULT_ALGORITHM, extract
+from scrapy_tagratio.algorithms.base import Algorithm, Labelling
+from scrapy_tagratio.document import Document
+from scrapy_tagratio.overview import OverviewDetector
+from scrapy_tagratio.pool import ExtractionOptions, ExtractionPool, Outcome, run_extraction
+
+ARTICLE = article_page().encode()
+PNG = cases()["png"].data
+
+
+def options(**kw: object) -> ExtractionOptions:
+    base: dict[str, object] = {
+        "algorithm": ALGORITHMS[DEFAULT_ALGORITHM](),
+        "detector": OverviewDetector(),
+    }
+    return ExtractionOptions(**{**base, **kw})  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class FailingAlgorithm(Algorithm):
+    """An algorithm with a bug (stands for any unexpected exception)."""
+
+    name: ClassVar[str] = "failing"
+    summary: ClassVar[str] = "raises"
+
+    def run(self, document: Document) -> Labelling:
+        raise RuntimeError("bug in an algorithm")
+
+
+@dataclass(frozen=True)
+class ExitingAlgorithm(Algorithm):
+    """Kills the process that runs it, as a segfault in a C library would."""
+
+    name: ClassVar[str] = "exiting"
+    summary: ClassVar[str] = "exits"
+
+    def run(self, document: Document) -> Labelling:
+        os._exit(3)
+
+
+def test_success_is_timed_and_drops_blocks_unless_asked() -> None:
+    outcome = run_extraction(ARTICLE, url="http://x/a", content_type=None, options=options())
+    assert outcome.error_kind is None and outcome.extraction is not None
+    assert outcome.extraction.text == extract(ARTICLE).text
+    assert outcome.extraction.url == "http://x/a"
+    assert isinstance(outcome.elapsed_us, int) and outcome.elapsed_us > 0
+    assert outcome.extraction.block_scores is None
+    kept = run_extraction(ARTICLE, url=None, content_type=None, options=options(keep_blocks=True))
+    assert kept.extraction is not None and len(kept.extraction.blocks) > 0
+
+
+@pytest.mark.parametrize(
+    ("body", "opts", "kind"),
+    [
+        (ARTICLE, {"max_bytes": 1000}, "too_large"),
+        (ARTICLE, {"time_budget": 1e-6}, "time_budget"),
+        (PNG, {}, "not_html"),
+        (cases()["pdf"].data, {}, "not_html"),
+        (ARTICLE, {"algorithm": FailingAlgorithm()}, "RuntimeError"),
+    ],
+)
+def test_failures_become_outcomes_with_a_kind(
+    body: bytes, opts: dict[str, object], kind: str
+) -> None:
+    outcome = run_extraction(body, url=None, content_type="text/html", options=options(**opts))
+    assert outcome.extraction is None
+    assert outcome.error_kind == kind
+    assert outcome.error
+    assert outcome.error_record() == {"kind": kind, "message": outcome.error}
+    if kind == "RuntimeError":
+        assert outcome.details is not None and "bug in an algorithm" in outcome.details
+
+
+def test_too_large_is_refused_before_any_work() -> None:
+    outcome = run_extraction(
+        large_page(3_000_000), url=None, content_type=None, options=options(max_bytes=1_000_000)
+    )
+    assert outcome.error_kind == "too_large" and outcome.elapsed_us == 0
+    assert "above TAGRATIO_MAX_BYTES=1000000" in str(outcome.error)
+
+
+@pytest.fixture(scope="module")
+def pool() -> Iterator[ExtractionPool]:
+    pool = ExtractionPool(2)
+    pool.start()
+    yield pool
+    pool.close()
+
+
+def test_workers_give_the_in_thread_results_in_order(pool: ExtractionPool) -> None:
+    pages = [article_page(title=f"Story {i}").encode() for i in range(6)] + [PNG]
+
+    async def main() -> list[Outcome]:
+        return await asyncio.gather(
+            *(pool.run(p, url=f"http://x/{i}", content_type=None, options=options())
+              for i, p in enumerate(pages))
+        )  # fmt: skip
+
+    outcomes = asyncio.run(main())
+    inline = [
+        run_extraction(p, url=f"http://x/{i}", content_type=None, options=options())
+        for i, p in enumerate(pages)
+    ]
+    assert [o.extraction for o in outcomes] == [o.extraction for o in inline]
+    assert [o.extraction.title for o in outcomes[:6] if o.extraction] == [
+        f"Story {i}" for i in range(6)
+    ]
+    assert outcomes[-1].error_kind == "not_html"  # errors come back as outcomes
+
+
+def test_awaiting_a_worker_does_not_block_the_event_loop(pool: ExtractionPool) -> None:
+    async def main() -> tuple[int, Outcome]:
+        ticks = 0
+        running = True
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while running:
+                ticks += 1
+                await asyncio.sleep(0.001)
+
+        task = asyncio.create_task(ticker())
+        outcome = await pool.run(
+            large_page(1_500_000), url=None, content_type=None, options=options()
+        )
+        running = False
+        await task
+        return ticks, outcome
+
+    ticks, outcome = asyncio.run(main())
+    assert outcome.extraction is not None
+    assert outcome.elapsed_us > 50_000
+    assert ticks >= 10  # the loop ran while the worker extracted
+
+
+def test_a_crashed_worker_fails_its_page_and_the_pool_recovers() -> None:
+    pool = ExtractionPool(1)
+
+    async def main() -> tuple[Outcome, Outcome]:
+        crashed = await pool.run(
+            ARTICLE, url=None, content_type=None, options=options(algorithm=ExitingAlgorithm())
+        )
+        after = await pool.run(ARTICLE, url=None, content_type=None, options=options())
+        return crashed, after
+
+    try:
+        crashed, after = asyncio.run(main())
+    finally:
+        pool.close()
+    assert crashed.error_kind == "worker_crashed" and crashed.extraction is None
+    assert after.extraction is not None and after.extraction.text == extract(ARTICLE).text
+
+
+def test_close_stops_the_worker_processes() -> None:
+    before = set(multiprocessing.active_children())
+    pool = ExtractionPool(2)
+    pool.start()
+    outcome = asyncio.run(pool.run(ARTICLE, url=None, content_type=None, options=options()))
+    assert outcome.extraction is not None
+    workers = set(multiprocessing.active_children()) - before
+    assert len(workers) == 2
+    pool.close()
+    assert not any(p.is_alive() for p in workers)
+
+
+def test_no_workers_runs_inline() -> None:
+    before = set(multiprocessing.active_children())
+    pool = ExtractionPool(0)
+    pool.start()
+    outcome = asyncio.run(pool.run(ARTICLE, url=None, content_type=None, options=options()))
+    assert outcome.extraction is not None
+    assert set(multiprocessing.active_children()) == before

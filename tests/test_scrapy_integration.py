@@ -1,0 +1,535 @@
+"""Real Scrapy crawls with the add-on against a real HTTP server on 127.0.0.1.
+
+The served site is the example project's bundled news site (original articles) plus
+generated pages: a front page that is nothing but headline links (an overview page by any
+measure), a JSON feed carrying raw HTML for the pipeline, a text/plain page, and the
+bad-input corpus of ``badinput.py``. Crawls run in one subprocess per test (see
+``conftest.run_crawls``); the spiders below are what they run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import html
+import json
+import re
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pydantic
+import pytest
+import scrapy
+from badinput import cases, large_page
+from conftest import REPO, CrawlResult, CrawlSpec, LocalSite, python_env
+from scrapy.exceptions import NotConfigured
+from scrapy.http import HtmlResponse, Request, Response, TextResponse
+from scrapy.utils.test import get_crawler
+
+from scrapy_tagratio import DEFAULT_ALGORITHM, extract
+from scrapy_tagratio.middlewares import (
+    ERROR_META,
+    EXTRACTION_META,
+    TagRatioDownloaderMiddleware,
+    TagRatioSpiderMiddleware,
+)
+from scrapy_tagratio.pipelines import TagRatioPipeline
+from scrapy_tagratio.settings import SettingsError
+
+pytestmark = pytest.mark.integration
+
+SITE = REPO / "example_project" / "site"
+ARTICLES = sorted(p for p in SITE.glob("*/*.html") if p.name != "index.html")
+ADDON = {"ADDONS": {"scrapy_tagratio.Addon": 100}}
+CETR_ARTICLE = "/science/tidal-turbine-first-power.html"
+
+
+def paragraphs(page: Path) -> list[str]:
+    """The article's paragraphs, read from its source (the story-body div)."""
+    body = re.search(r'<div class="story-body">(.*?)</div>', page.read_text(), re.S)
+    assert body is not None
+    return [html.unescape(p) for p in re.findall(r"<p>(.*?)</p>", body.group(1))]
+
+
+def path_of(url: str) -> str:
+    return "/" + url.split("/", 3)[3]
+
+
+# ---------------------------------------------------------------------- item kinds
+class PageItem(scrapy.Item):
+    url = scrapy.Field()
+    kind = scrapy.Field()
+    main_text = scrapy.Field()
+    tagratio = scrapy.Field()
+
+
+@dataclasses.dataclass
+class PageDataclass:
+    url: str
+    kind: str
+    main_text: str | None = None
+    tagratio: dict[str, Any] | None = None
+
+
+@attrs.define
+class PageAttrs:
+    url: str
+    kind: str
+    main_text: str | None = None
+    tagratio: dict[str, Any] | None = None
+
+
+class PageModel(pydantic.BaseModel):
+    url: str
+    kind: str
+    main_text: str | None = None
+    tagratio: dict[str, Any] | None = None
+
+
+class BareItem(scrapy.Item):
+    url = scrapy.Field()
+
+
+ITEM_KINDS: dict[str, Callable[[str], Any]] = {
+    "dict": lambda url: {"url": url, "kind": "dict"},
+    "scrapy.Item": lambda url: PageItem(url=url, kind="scrapy.Item"),
+    "dataclass": lambda url: PageDataclass(url=url, kind="dataclass"),
+    "attrs": lambda url: PageAttrs(url=url, kind="attrs"),
+    "pydantic": lambda url: PageModel(url=url, kind="pydantic"),
+}
+
+
+# ---------------------------------------------------------------------- spiders
+class SiteSpider(scrapy.Spider):
+    """Starts at /front.html (headline links only) and follows its links once; yields one
+    item of every kind per page, raw-HTML items from the JSON feed, and a raw-HTML start
+    item that never sees a response."""
+
+    name = "site"
+
+    def __init__(self, base_url: str, start_item_file: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.base_url = base_url
+        self.start_item_file = start_item_file
+
+    async def start(self) -> AsyncIterator[Any]:
+        yield Request(self.base_url + "/front.html", callback=self.parse_front)
+        yield Request(
+            self.base_url + "/front-tagged.html",
+            meta={"tagratio_settings": {"TAGRATIO_OVERVIEW_ACTION": "tag"}},
+        )
+        yield {
+            "url": "start-item",
+            "kind": "start-raw",
+            "raw_html": Path(self.start_item_file).read_text(),
+        }
+
+    async def parse_front(self, response: Response) -> AsyncIterator[Any]:
+        for item in self.parse(response):
+            yield item
+        for href in response.css("a::attr(href)").getall():
+            meta = (
+                {"tagratio_settings": {"TAGRATIO_ALGORITHM": "cetr"}}
+                if href == CETR_ARTICLE
+                else {}
+            )
+            yield response.follow(href, meta=meta)
+
+    def parse(self, response: Response) -> Iterator[Any]:
+        for make in ITEM_KINDS.values():
+            yield make(response.url)
+        if response.url.endswith(".json"):
+            for story in json.loads(response.text)["stories"]:
+                yield {"url": story["url"], "kind": "raw", "raw_html": story["html"]}
+
+
+class BadInputSpider(scrapy.Spider):
+    """Requests every bad-input page and yields one item per response."""
+
+    name = "badinput"
+
+    def __init__(self, pages: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.pages: dict[str, str] = json.loads(pages)
+
+    async def start(self) -> AsyncIterator[Request]:
+        for case, url in self.pages.items():
+            meta: dict[str, Any] = {"case": case}
+            if case == "time-budget":
+                meta["tagratio_settings"] = {"TAGRATIO_TIME_BUDGET": 1e-6}
+            yield Request(url, meta=meta, dont_filter=True)
+
+    def parse(self, response: Response) -> Iterator[dict[str, Any]]:
+        yield {"url": response.url, "case": response.meta["case"]}
+
+
+# ---------------------------------------------------------------------- the site
+FRONT = """<!DOCTYPE html><html><head><title>All stories</title></head><body>
+<h1>All stories</h1><ul>{links}</ul>
+<p><a href="/data/stories.json">Stories as JSON</a> <a href="/notes.txt">Notes</a></p>
+</body></html>"""
+
+
+@pytest.fixture(scope="module")
+def site(local_site: Callable[..., LocalSite]) -> LocalSite:
+    server = local_site(SITE)
+    links = "".join(
+        f'<li><a href="/{p.relative_to(SITE).as_posix()}">{p.stem.replace("-", " ")}</a></li>'
+        for p in ARTICLES
+    )
+    server.add("/front.html", FRONT.format(links=links))
+    server.add("/front-tagged.html", FRONT.format(links=links))
+    stories = {
+        "stories": [
+            {"url": "raw-article", "html": ARTICLES[0].read_text()},
+            {"url": "raw-overview", "html": FRONT.format(links=links)},
+        ]
+    }
+    server.add("/data/stories.json", json.dumps(stories), "application/json")
+    server.add("/notes.txt", "Editor's notes: nothing to see here.", "text/plain; charset=utf-8")
+    return server
+
+
+def site_spec(name: str, site: LocalSite, **settings: Any) -> CrawlSpec:
+    return CrawlSpec(
+        name=name,
+        spider="test_scrapy_integration:SiteSpider",
+        settings={**ADDON, **settings},
+        args={"base_url": site.base_url, "start_item_file": str(ARTICLES[1])},
+    )
+
+
+def check_site_crawl(result: CrawlResult, site: LocalSite) -> None:
+    assert result.error is None
+    assert result.live_children == 0  # the worker pool stopped with the crawl
+    by_page: dict[str, dict[str, dict[str, Any]]] = {}
+    for item in result.items:
+        by_page.setdefault(item["url"], {})[item["kind"]] = item
+
+    # Article pages, reached only through the overview front page: every item kind gets
+    # the main text (it holds the article's first and last paragraphs, as on the page)
+    # and the scores; the text is what extract() finds in the page.
+    for page in ARTICLES:
+        url = site.url("/" + page.relative_to(SITE).as_posix())
+        items = by_page.pop(url)
+        assert set(items) == set(ITEM_KINDS)
+        expected_algorithm = "cetr" if url.endswith(CETR_ARTICLE) else DEFAULT_ALGORITHM
+        expected_text = extract(page.read_bytes(), algorithm=expected_algorithm).text
+        first, *_, last = paragraphs(page)
+        for item in items.values():
+            assert first in item["main_text"] and last in item["main_text"]
+            assert item["main_text"] == expected_text
+            scores = item["tagratio"]
+            assert scores["algorithm"] == expected_algorithm
+            assert scores["is_overview"] is False
+            assert scores["net_text_length"] > 500
+            assert {"params", "content_share", "link_density", "overview_score"} <= set(scores)
+
+    # The front page is an overview page: its items are dropped, its links were followed.
+    assert site.url("/front.html") not in by_page
+    # The same page with a per-request override to "tag": items kept, marked.
+    tagged = by_page.pop(site.url("/front-tagged.html"))
+    assert set(tagged) == set(ITEM_KINDS)
+    assert all(item["tagratio"]["is_overview"] is True for item in tagged.values())
+
+    # Non-HTML responses pass untouched: no text, no scores.
+    for path in ("/notes.txt", "/data/stories.json"):
+        items = by_page.pop(site.url(path))
+        assert set(items) == set(ITEM_KINDS)
+        assert "main_text" not in items["dict"] and "tagratio" not in items["dict"]
+        assert items["dataclass"]["main_text"] is None
+
+    # The pipeline: raw-HTML items (from the JSON feed and a start item) are extracted,
+    # the overview one dropped.
+    raw_article = by_page.pop("raw-article")["raw"]
+    assert paragraphs(ARTICLES[0])[0] in raw_article["main_text"]
+    assert raw_article["tagratio"]["is_overview"] is False
+    start_item = by_page.pop("start-item")["start-raw"]
+    assert paragraphs(ARTICLES[1])[0] in start_item["main_text"]
+    assert "raw-overview" not in by_page
+    assert by_page == {}
+
+    stats = result.tagratio_stats()
+    assert all(isinstance(v, int) for v in stats.values()), stats
+    # 9 HTML pages (2 fronts, 7 articles) + 3 raw-HTML items.
+    assert stats["tagratio/pages_extracted"] == 9 + 3
+    assert stats["tagratio/overview_pages"] == 3
+    assert stats["tagratio/items_dropped"] == len(ITEM_KINDS) + 1
+    assert stats["tagratio/skipped/non_html"] == 2
+    assert stats["tagratio/items_annotated"] == 8 * len(ITEM_KINDS) + 2
+    assert stats["tagratio/extraction_time_us"] > 0
+    assert not any(k.startswith("tagratio/errors/") for k in stats)
+
+
+def test_addon_crawl_in_reactor_thread_and_in_workers(
+    site: LocalSite, run_crawls: Callable[..., dict[str, CrawlResult]]
+) -> None:
+    results = run_crawls(
+        [
+            site_spec("inline", site),
+            site_spec("workers", site, TAGRATIO_WORKERS=2),
+            site_spec("bad-setting", site, TAGRATIO_OVERVIEW_ACTION="bogus"),
+            site_spec("ignore", site, TAGRATIO_OVERVIEW_ACTION="ignore"),
+        ]
+    )
+    check_site_crawl(results["inline"], site)
+    check_site_crawl(results["workers"], site)
+    # The same items, whichever way they were extracted.
+    assert sorted(json.dumps(i, sort_keys=True) for i in results["inline"].items) == sorted(
+        json.dumps(i, sort_keys=True) for i in results["workers"].items
+    )
+    bad = results["bad-setting"]
+    assert bad.error is not None
+    assert "TAGRATIO_OVERVIEW_ACTION" in bad.error
+    assert "'drop', 'tag', 'ignore', 'off'" in bad.error and "'bogus'" in bad.error
+    assert bad.items == [] and "response_received_count" not in bad.stats
+    # "ignore": the overview front page never reaches its callback, so none of its links
+    # are followed; the page with a per-request "tag" still yields its items.
+    ignore = results["ignore"]
+    assert {item["url"] for item in ignore.items} == {site.url("/front-tagged.html"), "start-item"}
+    assert ignore.stats["tagratio/pages_ignored"] == 1
+    assert ignore.stats["downloader/response_count"] == 2
+
+
+def test_workers_under_a_non_asyncio_reactor(
+    site: LocalSite, run_crawls: Callable[..., dict[str, CrawlResult]]
+) -> None:
+    results = run_crawls(
+        [site_spec("select", site, TAGRATIO_WORKERS=2)],
+        reactor="twisted.internet.selectreactor.SelectReactor",
+    )
+    check_site_crawl(results["select"], site)
+
+
+# ---------------------------------------------------------------------- bad input
+BAD_CASES = (
+    "empty", "whitespace", "png", "pdf", "gzip", "truncated-mid-tag", "deep-nesting-100k",
+    "cp1251-undeclared", "rss-as-html", "all-links",
+)  # fmt: skip
+NOT_HTML = {"png", "pdf", "gzip"}
+
+
+def test_bad_input_crawl_delivers_every_item(
+    local_site: Callable[..., LocalSite], run_crawls: Callable[..., dict[str, CrawlResult]]
+) -> None:
+    server = local_site()
+    corpus = cases()
+    pages = {name: server.add(f"/bad/{name}", corpus[name].data, "text/html") for name in BAD_CASES}
+    pages["too-large"] = server.add("/bad/too-large", large_page(2_000_000), "text/html")
+    pages["time-budget"] = server.add("/bad/time-budget", ARTICLES[0].read_bytes(), "text/html")
+    settings = {
+        **ADDON,
+        "TAGRATIO_OVERVIEW_ACTION": "tag",
+        "TAGRATIO_MAX_BYTES": 1_500_000,
+    }
+    args = {"pages": json.dumps(pages)}
+    spider = "test_scrapy_integration:BadInputSpider"
+    results = run_crawls(
+        [
+            CrawlSpec("bad-inline", spider, settings, args),
+            CrawlSpec("bad-workers", spider, {**settings, "TAGRATIO_WORKERS": 2}, args),
+        ]
+    )
+    for result in results.values():
+        assert result.error is None and result.live_children == 0
+        items = {item["case"]: item for item in result.items}
+        assert set(items) == set(pages), "every item the spider yields arrives"
+        assert len(result.items) == len(pages)
+        expected_errors = {name: "not_html" for name in NOT_HTML}
+        expected_errors |= {"too-large": "too_large", "time-budget": "time_budget"}
+        for case, item in items.items():
+            error = item["tagratio"].get("error")
+            if case in expected_errors:
+                assert item["main_text"] is None
+                assert error["kind"] == expected_errors[case], (case, error)
+                assert error["message"]
+            else:
+                assert error is None, (case, error)
+                assert isinstance(item["main_text"], str)
+        assert "Before the deep part" in items["deep-nesting-100k"]["main_text"]
+        assert items["all-links"]["tagratio"]["is_overview"] is True
+        stats = result.tagratio_stats()
+        assert stats["tagratio/errors/not_html"] == 3
+        assert stats["tagratio/skipped/too_large"] == 1
+        assert stats["tagratio/skipped/time_budget"] == 1
+        assert stats["tagratio/pages_extracted"] == len(pages) - 5
+        assert stats["tagratio/items_with_error"] == 5
+        assert result.stats["item_scraped_count"] == len(pages)
+
+
+# ---------------------------------------------------------------------- example project
+def run_example(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "scrapy", "crawl", "news", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=python_env(),
+    )
+
+
+def test_example_project_crawl(tmp_path: Path) -> None:
+    feed = tmp_path / "articles.jsonl"
+    proc = run_example(
+        "-O", str(feed), "-s", "AUTOTHROTTLE_ENABLED=False", cwd=REPO / "example_project"
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    items = [json.loads(line) for line in feed.read_text().splitlines()]
+    by_url = {item["url"]: item for item in items}
+    assert len(by_url) == len(items)
+    # Every article, once, with its text.
+    for page in ARTICLES:
+        item = by_url.pop(page.as_uri())
+        assert all(p in item["main_text"] for p in paragraphs(page))
+        assert item["tagratio"]["is_overview"] is False
+    # No item from the home page or the section fronts (the links to every article were
+    # on them); the short "about" page is neither an article nor a listing.
+    assert set(by_url) <= {(SITE / "about.html").as_uri()}
+
+
+def test_example_project_on_a_live_site(
+    site: LocalSite, tmp_path: Path
+) -> None:
+    """-a start_url=... over HTTP: the spider stays on the host and keeps the articles."""
+    feed = tmp_path / "live.jsonl"
+    proc = run_example(
+        "-a", f"start_url={site.url('/index.html')}", "-O", str(feed),
+        "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "ROBOTSTXT_OBEY=False",
+        cwd=REPO / "example_project",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    urls = {json.loads(line)["url"] for line in feed.read_text().splitlines()}
+    articles = {site.url("/" + p.relative_to(SITE).as_posix()) for p in ARTICLES}
+    assert articles <= urls <= articles | {site.url("/about.html")}
+
+
+def test_example_project_bad_setting_stops_the_crawl(tmp_path: Path) -> None:
+    proc = run_example(
+        "-O", str(tmp_path / "x.jsonl"), "-s", "TAGRATIO_WORKERS=many",
+        cwd=REPO / "example_project",
+    )  # fmt: skip
+    assert proc.returncode != 0
+    assert "TAGRATIO_WORKERS must be an integer >= 0; got 'many'" in proc.stderr
+    assert not (tmp_path / "x.jsonl").exists()
+
+
+# ---------------------------------------------------------------------- downloader middleware
+def downloaded(meta: dict[str, Any], body: bytes, response_class: type = HtmlResponse) -> Any:
+    """Run the downloader middleware on one response (in this process, inline)."""
+    crawler = get_crawler(settings_dict=ADDON)
+    mw = TagRatioDownloaderMiddleware.from_crawler(crawler)
+    request = Request("http://127.0.0.1/page", meta=meta)
+    response = response_class(request.url, body=body, request=request)
+    assert asyncio.run(mw.process_response(request, response)) is response
+    assert crawler.stats is not None
+    return request.meta, crawler.stats.get_stats()
+
+
+def test_downloader_middleware_meta_and_per_request_switches(
+    extractions: dict[str, Any],
+) -> None:
+    page = ARTICLES[0].read_bytes()
+    meta, stats = downloaded({}, page)
+    assert meta[EXTRACTION_META].text == extractions["article"].text
+    assert stats["tagratio/pages_extracted"] == 1
+    # Switched off for one request: no extraction, counted.
+    meta, stats = downloaded({"tagratio_settings": {"TAGRATIO_ENABLED": False}}, page)
+    assert EXTRACTION_META not in meta and stats == {"tagratio/skipped/disabled": 1}
+    # A bad override is this page's error, not the crawl's.
+    meta, stats = downloaded({"tagratio_settings": {"TAGRATIO_ALGORITHM": "x"}}, page)
+    assert meta[ERROR_META]["kind"] == "bad_settings"
+    assert "TAGRATIO_ALGORITHM must be one of" in meta[ERROR_META]["message"]
+    assert stats == {"tagratio/errors/bad_settings": 1}
+    # Meta copied from a parent page (response.follow(..., meta=response.meta)) must not
+    # lend the parent's extraction to a non-HTML child.
+    meta, stats = downloaded({EXTRACTION_META: extractions["article"]}, b"{}", TextResponse)
+    assert EXTRACTION_META not in meta and stats == {"tagratio/skipped/non_html": 1}
+
+
+def test_disabled_components_are_not_configured() -> None:
+    crawler = get_crawler(settings_dict={**ADDON, "TAGRATIO_ENABLED": False})
+    for component in (TagRatioDownloaderMiddleware, TagRatioSpiderMiddleware, TagRatioPipeline):
+        with pytest.raises(NotConfigured, match="TAGRATIO_ENABLED is False"):
+            component.from_crawler(crawler)
+
+
+# ---------------------------------------------------------------------- spider middleware
+@pytest.fixture(scope="module")
+def extractions() -> dict[str, Any]:
+    article = ARTICLES[0]
+    front = FRONT.format(links="".join(f'<li><a href="/a{i}">Story {i}</a></li>' for i in range(9)))
+    return {"article": extract(article.read_bytes()), "front": extract(front)}
+
+
+def response_with(meta: dict[str, Any]) -> HtmlResponse:
+    request = Request("http://127.0.0.1/page", meta=meta)
+    return HtmlResponse(request.url, body=b"<html></html>", request=request)
+
+
+def spider_middleware(**settings: Any) -> TagRatioSpiderMiddleware:
+    return TagRatioSpiderMiddleware.from_crawler(get_crawler(settings_dict=settings))
+
+
+@pytest.mark.parametrize("output", ["sync", "async"])
+def test_spider_middleware_keeps_order_and_identity(
+    output: str, extractions: dict[str, Any]
+) -> None:
+    mw = spider_middleware()
+    outputs = [{"n": 0}, Request("http://127.0.0.1/a"), PageItem(url="u", kind="k"), {"n": 3}]
+
+    def run(response: Response) -> list[Any]:
+        if output == "sync":
+            return list(mw.process_spider_output(response, iter(outputs)))
+
+        async def source() -> AsyncIterator[Any]:
+            for o in outputs:
+                yield o
+
+        async def collect() -> list[Any]:
+            return [o async for o in mw.process_spider_output_async(response, source())]
+
+        return asyncio.run(collect())
+
+    article = run(response_with({EXTRACTION_META: extractions["article"]}))
+    assert [id(o) for o in article] == [id(o) for o in outputs]
+    assert article[0]["main_text"] == extractions["article"].text
+    assert article[2]["tagratio"] == extractions["article"].figures()
+    # Overview page: items dropped and counted, the request goes on.
+    front = run(response_with({EXTRACTION_META: extractions["front"]}))
+    assert front == [outputs[1]]
+    assert mw.stats.get_value("tagratio/items_dropped") == 3
+
+
+def test_spider_middleware_error_record_and_field_renames(extractions: dict[str, Any]) -> None:
+    mw = spider_middleware(TAGRATIO_TEXT_FIELD="body", TAGRATIO_SCORES_FIELD="density")
+    error = {"kind": "not_html", "message": "input is PNG image, not HTML"}
+    [item] = mw.process_spider_output(response_with({ERROR_META: error}), [{"url": "u"}])
+    assert item["body"] is None
+    assert item["density"]["error"] == error
+    assert item["density"]["algorithm"] == DEFAULT_ALGORITHM
+    renamed = response_with(
+        {
+            EXTRACTION_META: extractions["article"],
+            "tagratio_settings": {"TAGRATIO_TEXT_FIELD": "text", "TAGRATIO_ATTACH_HTML": True},
+        }
+    )
+    [item] = mw.process_spider_output(renamed, [{"url": "u"}])
+    assert item["text"] == extractions["article"].text
+    assert item["main_html"] == extractions["article"].html
+    # A response that was not extracted (not HTML): the item is untouched.
+    plain = TextResponse("http://127.0.0.1/t", body=b"x", request=Request("http://127.0.0.1/t"))
+    assert list(mw.process_spider_output(plain, [{"url": "u"}])) == [{"url": "u"}]
+
+
+def test_declared_item_without_the_fields_gets_a_clear_error(
+    extractions: dict[str, Any],
+) -> None:
+    mw = spider_middleware()
+    response = response_with({EXTRACTION_META: extractions["article"]})
+    with pytest.raises(SettingsError, match=r"BareItem has no field 'main_text', 'tagratio'"):
+        list(mw.process_spider_output(response, [BareItem(url="u")]))

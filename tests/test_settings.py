@@ -1,0 +1,144 @@
+"""TAGRATIO_* settings: defaults, command-line string forms, a clear error for every bad
+value, per-request overrides, and the add-on's component list."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from scrapy.settings import Settings
+
+from scrapy_tagratio import ALGORITHMS, DEFAULT_ALGORITHM, extract
+from scrapy_tagratio.addon import Addon
+from scrapy_tagratio.middlewares import TagRatioDownloaderMiddleware, TagRatioSpiderMiddleware
+from scrapy_tagratio.overview import OverviewDetector
+from scrapy_tagratio.settings import SettingsError, TagRatioSettings
+
+
+def settings_of(**values: Any) -> TagRatioSettings:
+    return TagRatioSettings.from_settings(Settings(values))
+
+
+def test_defaults() -> None:
+    s = settings_of()
+    assert s.enabled is True
+    assert s.algorithm == ALGORITHMS[DEFAULT_ALGORITHM]()
+    assert s.overview_action == "drop"
+    assert s.detector == OverviewDetector()
+    assert (s.text_field, s.scores_field, s.html_field) == ("main_text", "tagratio", "main_html")
+    assert s.source_field == "raw_html"
+    assert (s.attach_html, s.attach_blocks, s.workers) == (False, False, 0)
+    assert (s.max_bytes, s.time_budget) == (5_000_000, 5.0)
+    assert s.item_fields == ("main_text", "tagratio")
+
+
+def test_command_line_strings_are_parsed() -> None:
+    # scrapy crawl -s NAME=VALUE gives strings.
+    s = settings_of(
+        TAGRATIO_ENABLED="false",
+        TAGRATIO_WORKERS="2",
+        TAGRATIO_ALGORITHM="cetr",
+        TAGRATIO_PARAMS='{"lam": 0.5, "sigma": 2.0}',
+        TAGRATIO_MAX_BYTES="0",
+        TAGRATIO_TIME_BUDGET="0.25",
+        TAGRATIO_ATTACH_BLOCKS="1",
+        TAGRATIO_MIN_NET_TEXT_LENGTH="123",
+    )
+    assert s.enabled is False and s.workers == 2 and s.attach_blocks is True
+    assert s.algorithm == ALGORITHMS["cetr"].with_params(lam=0.5, sigma=2.0)
+    assert s.max_bytes is None  # 0: no limit
+    assert s.time_budget == 0.25
+    assert s.detector == OverviewDetector(min_net_text_length=123)
+    assert s.options.time_budget == 0.25 and s.options.keep_blocks is True
+
+
+ALL_ALGORITHMS = ", ".join(repr(name) for name in sorted(ALGORITHMS))
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("TAGRATIO_ENABLED", "maybe", "TAGRATIO_ENABLED must be True or False"),
+        ("TAGRATIO_ALGORITHM", "x", f"TAGRATIO_ALGORITHM must be one of {ALL_ALGORITHMS}; got 'x'"),
+        ("TAGRATIO_PARAMS", {"nope": 1}, "TAGRATIO_PARAMS: unknown parameter(s) nope for"),
+        ("TAGRATIO_PARAMS", "{not json", "TAGRATIO_PARAMS must be a dict (or a JSON object)"),
+        ("TAGRATIO_PARAMS", [1, 2], "TAGRATIO_PARAMS must be a dict (or a JSON object)"),
+        (
+            "TAGRATIO_OVERVIEW_ACTION",
+            "delete",
+            "TAGRATIO_OVERVIEW_ACTION must be one of 'drop', 'tag', 'ignore', 'off'; got 'delete'",
+        ),
+        ("TAGRATIO_MIN_NET_TEXT_LENGTH", -5, "TAGRATIO_MIN_NET_TEXT_LENGTH must be an integer"),
+        ("TAGRATIO_TEXT_FIELD", "", "TAGRATIO_TEXT_FIELD must be a non-empty item field name"),
+        ("TAGRATIO_SCORES_FIELD", 3, "TAGRATIO_SCORES_FIELD must be a non-empty item field name"),
+        ("TAGRATIO_SCORES_FIELD", "main_text", "must name different fields"),
+        ("TAGRATIO_ATTACH_HTML", "yes please", "TAGRATIO_ATTACH_HTML must be True or False"),
+        ("TAGRATIO_WORKERS", "many", "TAGRATIO_WORKERS must be an integer >= 0; got 'many'"),
+        ("TAGRATIO_WORKERS", -1, "TAGRATIO_WORKERS must be an integer >= 0; got -1"),
+        ("TAGRATIO_WORKERS", 1.5, "TAGRATIO_WORKERS must be an integer >= 0; got 1.5"),
+        ("TAGRATIO_WORKERS", True, "TAGRATIO_WORKERS must be an integer >= 0; got True"),
+        ("TAGRATIO_MAX_BYTES", "10MB", "TAGRATIO_MAX_BYTES must be an integer >= 0"),
+        ("TAGRATIO_TIME_BUDGET", "nan", "TAGRATIO_TIME_BUDGET must be a number >= 0"),
+        ("TAGRATIO_TIME_BUDGET", -1.0, "TAGRATIO_TIME_BUDGET must be a number >= 0"),
+        ("TAGRATIO_ALGORITM", "cetr", "unknown setting TAGRATIO_ALGORITM; the settings are:"),
+    ],
+)
+def test_bad_value_names_the_setting_and_allowed_values(
+    name: str, value: Any, message: str
+) -> None:
+    with pytest.raises(SettingsError) as caught:
+        settings_of(**{name: value})
+    assert message in str(caught.value)
+
+
+def test_bad_algorithm_parameter_value_is_reported_by_the_algorithm() -> None:
+    with pytest.raises(SettingsError, match=r"^TAGRATIO_PARAMS: parameter 'lam'"):
+        settings_of(TAGRATIO_ALGORITHM="cetd", TAGRATIO_PARAMS={"lam": "high"})
+
+
+def test_spider_custom_settings_take_priority() -> None:
+    settings = Settings({"TAGRATIO_OVERVIEW_ACTION": "tag"})
+    settings.setdict({"TAGRATIO_OVERVIEW_ACTION": "ignore"}, priority="spider")
+    assert TagRatioSettings.from_settings(settings).overview_action == "ignore"
+
+
+def test_per_request_overrides() -> None:
+    crawl = settings_of(TAGRATIO_ALGORITHM="cectd", TAGRATIO_PARAMS={"lam": 0.8})
+    assert crawl.with_overrides(None) is crawl and crawl.with_overrides({}) is crawl
+    tagged = crawl.with_overrides({"TAGRATIO_OVERVIEW_ACTION": "tag", "TAGRATIO_TEXT_FIELD": "t"})
+    assert (tagged.overview_action, tagged.text_field) == ("tag", "t")
+    assert tagged.algorithm == crawl.algorithm  # the crawl's parameters stay
+    # A different algorithm alone: the crawl's parameters (for its algorithm) are dropped.
+    cetr = crawl.with_overrides({"TAGRATIO_ALGORITHM": "cetr"})
+    assert cetr.algorithm == ALGORITHMS["cetr"]()
+    cetr_params = crawl.with_overrides({"TAGRATIO_ALGORITHM": "cetr", "TAGRATIO_PARAMS": {"q": 4}})
+    assert cetr_params.algorithm == ALGORITHMS["cetr"].with_params(q=4)
+    with pytest.raises(SettingsError, match="unknown per-request setting TAGRATIO_WORKERS"):
+        crawl.with_overrides({"TAGRATIO_WORKERS": 2})
+    with pytest.raises(SettingsError, match="TAGRATIO_TIME_BUDGET must be a number >= 0"):
+        crawl.with_overrides({"TAGRATIO_TIME_BUDGET": "soon"})
+    with pytest.raises(SettingsError, match=r"meta\['tagratio_settings'\] must be a dict"):
+        crawl.with_overrides(["TAGRATIO_ENABLED"])  # type: ignore[arg-type]
+
+
+LINK_LIST = (
+    "<html><body><ul>"
+    + "".join(f'<li><a href="/p/{i}">Story number {i}</a></li>' for i in range(60))
+    + "</ul></body></html>"
+)
+
+
+def test_overview_action_off_turns_detection_off() -> None:
+    assert extract(LINK_LIST, overview=settings_of().detector).is_overview is True
+    off = extract(LINK_LIST, overview=settings_of(TAGRATIO_OVERVIEW_ACTION="off").detector)
+    assert off.is_overview is False
+    assert off.overview_reasons == ("overview detection off",)
+
+
+def test_addon_adds_the_three_components() -> None:
+    settings = Settings({"ITEM_PIPELINES": {"scrapy_tagratio.pipelines.TagRatioPipeline": 700}})
+    Addon().update_settings(settings)
+    assert settings.getdict("DOWNLOADER_MIDDLEWARES") == {TagRatioDownloaderMiddleware: 540}
+    assert settings.getdict("SPIDER_MIDDLEWARES") == {TagRatioSpiderMiddleware: 950}
+    # A component the project already lists keeps the project's priority.
+    assert settings.getdict("ITEM_PIPELINES") == {"scrapy_tagratio.pipelines.TagRatioPipeline": 700}
