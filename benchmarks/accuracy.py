@@ -1,0 +1,223 @@
+"""Accuracy of extractors on a benchmark set, printed as one table (issue 4).
+
+    python -m benchmarks.accuracy cectd cetd fulltext --peers
+    python -m benchmarks.accuracy cetr cetr:clustering=threshold --limit 200 --jobs 2
+    python -m benchmarks.accuracy cectd --dataset fundus --peers
+
+On ``trafilatura`` (trafilatura-eval, the default) the score is the set's snippet rule:
+precision, recall, accuracy and F-score of counts summed over pages. On the full-gold-text
+sets (``fundus``, ``cleaneval``, ``dragnet``) it is word 4-gram precision/recall/F1 as
+article-extraction-benchmark computes them and the CETD paper's word-LCS precision, recall,
+F1 and CleanEval score (definitions in :mod:`benchmarks.metrics`).
+
+An exception or an empty result counts as empty text (the sets' rule); the ``errors`` column
+counts exceptions, listed by type under the table. ``pages/s`` is pages divided by the time
+spent in that extractor alone (per process, so comparable with and without ``--jobs``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from multiprocessing import Pool
+
+from scrapy_tagratio import DEFAULT_ALGORITHM
+
+from . import _data
+from .extractors import PEERS, Extractor, make_extractor, parse_spec
+from .metrics import (
+    LcsScores,
+    ShingleCounts,
+    SnippetCounts,
+    lcs_scores,
+    score_snippets,
+    shingle_counts,
+    summarise_lcs,
+    summarise_shingles,
+)
+
+__all__ = ["PageOutcome", "Totals", "evaluate_page", "main"]
+
+
+@dataclass(frozen=True)
+class PageOutcome:
+    """One extractor on one page: time, exception type name (or None) and its scores."""
+
+    seconds: float
+    error: str | None
+    snippets: SnippetCounts | None = None
+    shingles: ShingleCounts | None = None
+    lcs: LcsScores | None = None
+
+
+@dataclass
+class Totals:
+    """One extractor's outcomes accumulated over pages."""
+
+    pages: int = 0
+    seconds: float = 0.0
+    errors: Counter[str] = field(default_factory=Counter)
+    snippets: SnippetCounts = field(default_factory=SnippetCounts)
+    shingles: list[ShingleCounts] = field(default_factory=list)
+    lcs: list[LcsScores] = field(default_factory=list)
+
+    def add(self, outcome: PageOutcome) -> None:
+        self.pages += 1
+        self.seconds += outcome.seconds
+        if outcome.error:
+            self.errors[outcome.error] += 1
+        if outcome.snippets is not None:
+            self.snippets += outcome.snippets
+        if outcome.shingles is not None:
+            self.shingles.append(outcome.shingles)
+        if outcome.lcs is not None:
+            self.lcs.append(outcome.lcs)
+
+
+# Per-process state of the workers (set once by _initialise, not per page).
+_DATASET = ""
+_EXTRACTORS: dict[str, Extractor] = {}
+
+
+def _initialise(dataset: str, specs: Sequence[str], time_budget: float | None) -> None:
+    global _DATASET, _EXTRACTORS
+    _DATASET = dataset
+    _EXTRACTORS = {spec: make_extractor(spec, time_budget=time_budget) for spec in specs}
+
+
+def evaluate_page(page_id: str) -> dict[str, PageOutcome]:
+    """Run every extractor on one page of the current set and score it."""
+    page = _data.load_page(_DATASET, page_id)
+    outcomes: dict[str, PageOutcome] = {}
+    for spec, extractor in _EXTRACTORS.items():
+        error = None
+        start = time.perf_counter()
+        try:
+            text = extractor(page.html, page.url) or ""
+        except Exception as exc:  # the rule: any failure counts as empty text
+            text, error = "", type(exc).__name__
+        seconds = time.perf_counter() - start
+        if "with" in page.gold:
+            outcomes[spec] = PageOutcome(
+                seconds,
+                error,
+                snippets=score_snippets(text, page.gold["with"], page.gold["without"]),
+            )
+        else:
+            gold = page.gold["body"]
+            outcomes[spec] = PageOutcome(
+                seconds, error, shingles=shingle_counts(gold, text), lcs=lcs_scores(gold, text)
+            )
+    return outcomes
+
+
+def _outcomes(
+    dataset: str, ids: Sequence[str], specs: Sequence[str], time_budget: float | None, jobs: int
+) -> Iterable[dict[str, PageOutcome]]:
+    if jobs <= 1:
+        _initialise(dataset, specs, time_budget)
+        yield from map(evaluate_page, ids)
+        return
+    with Pool(jobs, initializer=_initialise, initargs=(dataset, specs, time_budget)) as pool:
+        yield from pool.imap(evaluate_page, ids, chunksize=4)
+
+
+def _rate(totals: Totals) -> str:
+    return f"{totals.pages / totals.seconds:9.1f}" if totals.seconds else f"{'-':>9}"
+
+
+def format_table(totals: dict[str, Totals], *, full_text: bool) -> str:
+    """The result table (and the exception summary) as text."""
+    width = max(12, *(len(spec) for spec in totals))
+    if full_text:
+        header = (
+            f"{'extractor':<{width}} {'4g-P':>6} {'4g-R':>6} {'4g-F1':>6} "
+            f"{'LCS-P':>6} {'LCS-R':>6} {'LCS-F1':>6} {'score':>6} {'pages/s':>9} {'errors':>6}"
+        )
+    else:
+        header = (
+            f"{'extractor':<{width}} {'precision':>9} {'recall':>7} {'accuracy':>8} "
+            f"{'F-score':>7} {'pages/s':>9} {'errors':>6}"
+        )
+    lines = [header, "-" * len(header)]
+    for spec, t in totals.items():
+        errors = sum(t.errors.values())
+        if full_text:
+            p4, r4, f4 = summarise_shingles(t.shingles)
+            pl, rl, fl, score = summarise_lcs(t.lcs)
+            lines.append(
+                f"{spec:<{width}} {p4:6.3f} {r4:6.3f} {f4:6.3f} "
+                f"{pl:6.3f} {rl:6.3f} {fl:6.3f} {score:6.3f} {_rate(t)} {errors:6d}"
+            )
+        else:
+            s = t.snippets
+            lines.append(
+                f"{spec:<{width}} {s.precision:9.3f} {s.recall:7.3f} {s.accuracy:8.3f} "
+                f"{s.f_score:7.3f} {_rate(t)} {errors:6d}"
+            )
+    for spec, t in totals.items():
+        if t.errors:
+            kinds = ", ".join(f"{n} x {name}" for name, n in t.errors.most_common())
+            lines.append(f"{spec}: {kinds} (scored as empty text)")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.accuracy", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument(
+        "extractors",
+        nargs="*",
+        help=f"algorithm names or specs like cetr:clustering=threshold, 'fulltext', peers "
+        f"(default: {DEFAULT_ALGORITHM})",
+    )
+    parser.add_argument("--peers", action="store_true", help=f"add {', '.join(PEERS)}")
+    parser.add_argument("--dataset", choices=sorted(_data.DATASETS), default="trafilatura")
+    parser.add_argument("--limit", type=int, help="only the first N pages (sorted ids)")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument(
+        "--time-budget",
+        type=float,
+        default=60.0,
+        help="seconds per page for our algorithms; past it the page counts as empty (60)",
+    )
+    args = parser.parse_args(argv)
+
+    specs = list(
+        dict.fromkeys([*(args.extractors or [DEFAULT_ALGORITHM]), *(PEERS if args.peers else ())])
+    )
+    try:
+        for spec in specs:
+            parse_spec(spec)
+        ids = _data.page_ids(args.dataset, args.limit)
+    except (ValueError, FileNotFoundError) as exc:
+        parser.error(str(exc))
+
+    totals = {spec: Totals() for spec in specs}
+    started = time.perf_counter()
+    for done, outcomes in enumerate(
+        _outcomes(args.dataset, ids, specs, args.time_budget, args.jobs), 1
+    ):
+        for spec, outcome in outcomes.items():
+            totals[spec].add(outcome)
+        if done % 100 == 0:
+            print(
+                f"  {done}/{len(ids)} pages, {time.perf_counter() - started:.0f} s", file=sys.stderr
+            )
+
+    full_text = args.dataset != "trafilatura"
+    print(
+        f"{_data.DATASETS[args.dataset]}: {len(ids)} pages, jobs={args.jobs}, "
+        f"{time.perf_counter() - started:.0f} s wall"
+    )
+    print(format_table(totals, full_text=full_text))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
