@@ -10,13 +10,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..document import Document
+from ..document import Document, NodeTable
 from ..errors import ExtractionError
 from ..result import BlockKind, BlockScores
 
 __all__ = [
     "Algorithm",
     "Labelling",
+    "block_of",
     "check_bool",
     "check_choice",
     "check_range",
@@ -120,6 +121,18 @@ def check_choice(name: str, value: Any, choices: Collection[str]) -> None:
         )
 
 
+def block_of(nodes: NodeTable) -> np.ndarray:
+    """Per node, its nearest block-level ancestor-or-self (the root counts as a block):
+    the layout block whose line its text is rendered in."""
+    parent = nodes.parent.tolist()
+    is_block = nodes.is_block.tolist()
+    owner = list(range(len(parent)))
+    for node in range(1, len(parent)):
+        if not is_block[node]:
+            owner[node] = owner[parent[node]]
+    return np.asarray(owner, dtype=np.int64)
+
+
 def dom_labelling(
     document: Document,
     content: np.ndarray,
@@ -131,9 +144,15 @@ def dom_labelling(
     """Labelling of a DOM method from its content mask over the node table.
 
     ``content`` marks elements whose *own* text is content; text, cleaned HTML and the
-    character figures all follow from it.
+    character figures all follow from it. Inline elements share the fate of their layout
+    block: when any part of a block's text is content, all of it is, so that the text
+    never cuts a word at an inline tag (``<b>Fre</b>edom`` reads as one word).
     """
     nodes = document.nodes
+    if len(nodes):
+        owner = block_of(nodes)
+        block_has_content = np.bincount(owner, weights=content, minlength=len(nodes)) > 0
+        content = content | block_has_content[owner]
     content_chars = int(nodes.own_chars[content].sum())
     return Labelling(
         text=document.text_of(content),

@@ -35,10 +35,10 @@ from typing import ClassVar
 import numpy as np
 
 from ..document import Document, NodeTable
-from .base import Algorithm, Labelling, check_range, dom_labelling
+from .base import Algorithm, Labelling, block_of, check_range, dom_labelling
 from .cetd import CECTD, _count_on_path, density_sum, extract_content
 
-__all__ = ["FEATURES", "TagRatio", "block_features", "block_of", "hint_flags"]
+__all__ = ["FEATURES", "TagRatio", "block_features", "content_probability", "hint_flags"]
 
 #: Elements that hold page furniture, not article text.
 BOILERPLATE_TAGS = frozenset(
@@ -79,17 +79,6 @@ def hint_flags(nodes: NodeTable, pattern: re.Pattern[str]) -> np.ndarray:
     if hits:
         flags[np.searchsorted(starts, hits, side="right") - 1] = True
     return flags
-
-
-def block_of(nodes: NodeTable) -> np.ndarray:
-    """Per node, its nearest block-level ancestor-or-self (the root counts as a block)."""
-    parent = nodes.parent.tolist()
-    is_block = nodes.is_block.tolist()
-    owner = list(range(len(parent)))
-    for node in range(1, len(parent)):
-        if not is_block[node]:
-            owner[node] = owner[parent[node]]
-    return np.asarray(owner, dtype=np.int64)
 
 
 #: Names of the features of :func:`block_features`, in column order.
