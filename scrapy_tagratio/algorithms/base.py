@@ -144,15 +144,16 @@ def dom_labelling(
     """Labelling of a DOM method from its content mask over the node table.
 
     ``content`` marks elements whose *own* text is content; text, cleaned HTML and the
-    character figures all follow from it. Inline elements share the fate of their layout
-    block: when any part of a block's text is content, all of it is, so that the text
-    never cuts a word at an inline tag (``<b>Fre</b>edom`` reads as one word).
+    character figures all follow from it. The text of one layout block is kept or left
+    whole, by the majority of its characters, so that the output never cuts a word at an
+    inline tag (``<b>Fre</b>edom`` is one word).
     """
     nodes = document.nodes
     if len(nodes):
         owner = block_of(nodes)
-        block_has_content = np.bincount(owner, weights=content, minlength=len(nodes)) > 0
-        content = content | block_has_content[owner]
+        chars = np.bincount(owner, weights=nodes.own_chars, minlength=len(nodes))
+        kept = np.bincount(owner, weights=nodes.own_chars * content, minlength=len(nodes))
+        content = ((kept > 0) & (2 * kept >= chars))[owner]
     content_chars = int(nodes.own_chars[content].sum())
     return Labelling(
         text=document.text_of(content),
