@@ -522,7 +522,8 @@ class Document:
         text = self._source_text
         if text is None:
             text = etree.tostring(self.root, method="html", encoding="unicode")
-        text = _XML_DECLARATION.sub("", text, count=1)
+        # NUL bytes go, as in parse_html: the DOM never sees them either.
+        text = _XML_DECLARATION.sub("", text.replace("\x00", ""), count=1)
         body_start = re.search(r"<body\b", text, re.I)
         if body_start is not None:
             text = text[body_start.start():]
