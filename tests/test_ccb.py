@@ -185,8 +185,15 @@ def test_convergence_is_bounded() -> None:
 
 def test_rounds_check_the_deadline() -> None:
     page = "<body>" + "<p>Some words of text here.</p><i></i>" * 20000 + "</body>"
-    with pytest.raises(ExtractionError, match="CCB blurring"):
+    with pytest.raises(ExtractionError, match="time budget"):
         extract(page, algorithm="ccb", time_budget=0.0)
+    document = Document.from_input(page, deadline=time.monotonic() - 1.0)
+    vector = char_vector(Document.from_input(page).source)
+    with pytest.raises(ExtractionError, match="CCB blurring"):
+        settled_labels(
+            vector.values, sigma=40 / 3, radius=40, threshold=0.75, settle=0.01,
+            max_rounds=50, document=document,
+        )
 
 
 # ---------------------------------------------------------------- whole algorithm
@@ -355,3 +362,12 @@ def test_real_pages_main_text_found_navigation_left_out(page: str, name: str) ->
         assert " ".join(snippet.split()) in text
     for snippet in gold["without"]:
         assert " ".join(snippet.split()) not in text
+
+
+def test_tccb_counts_each_character_of_unspaced_scripts_as_a_word() -> None:
+    """Chinese and Japanese have no spaces between words: without this, a whole paragraph
+    is one token and can never outweigh the tags around it."""
+    source = Document.from_input("<body><p>中文字<b>ab c</b>日本</p></body>").source
+    vector = token_vector(source)
+    words = [source.text[s:e] for s, e in zip(vector.word_starts, vector.word_ends, strict=True)]
+    assert words == ["中", "文", "字", "ab", "c", "日", "本"]

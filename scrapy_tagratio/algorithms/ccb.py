@@ -59,10 +59,9 @@ from typing import ClassVar
 import numpy as np
 
 from ..document import BLOCK_TAGS, Document, SourceView, strip_tags
-from ..errors import ExtractionError
 from ..result import BlockKind, BlockScores
 from ..signal import gaussian_kernel
-from .base import Algorithm, Labelling, check_choice, check_range
+from .base import Algorithm, Labelling, check_bool, check_choice, check_range
 
 __all__ = [
     "ACCB",
@@ -175,11 +174,37 @@ def char_vector(source: SourceView, *, ignore_anchors: bool = False) -> ContentC
     )
 
 
+def _is_unspaced(text: str) -> np.ndarray:
+    """Boolean per character: a letter of a script written without spaces between words
+    (Chinese, Japanese kana, Thai, Lao, Khmer), where each character counts as a word."""
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    unspaced = np.zeros(codes.shape, dtype=bool)
+    for low, high in _UNSPACED_RANGES:
+        unspaced |= (codes >= low) & (codes <= high)
+    return unspaced
+
+
+_UNSPACED_RANGES = (
+    (0x0E00, 0x0EFF),  # Thai, Lao
+    (0x1780, 0x17FF),  # Khmer
+    (0x3040, 0x30FF),  # Hiragana, Katakana
+    (0x3400, 0x4DBF),  # CJK extension A
+    (0x4E00, 0x9FFF),  # CJK unified ideographs
+    (0xF900, 0xFAFF),  # CJK compatibility ideographs
+    (0x20000, 0x3134F),  # CJK extensions B-G
+)
+
+
 def token_vector(source: SourceView) -> ContentCodeVector:
     """TCCB's content code vector: one code token per tag, one content token per word
-    (maximal run of non-space characters between tags), in source order."""
+    (maximal run of non-space characters between tags; in scripts written without spaces,
+    each character), in source order."""
     word_char = (_tag_of(source) < 0) & ~_is_space(source.text)
-    word_starts, word_ends = _spans(word_char)
+    unspaced = word_char & _is_unspaced(source.text)
+    before = np.concatenate(([False], word_char[:-1] & ~unspaced[:-1]))
+    after = np.concatenate((word_char[1:] & ~unspaced[1:], [False]))
+    word_starts = np.flatnonzero(word_char & (~before | unspaced))
+    word_ends = np.flatnonzero(word_char & (~after | unspaced)) + 1
     starts = np.concatenate((source.tag_starts.astype(np.int64), word_starts))
     order = np.argsort(starts, kind="stable")
     starts = starts[order]
@@ -390,10 +415,7 @@ class CCB(Algorithm):
 
     def validate(self) -> None:
         check_choice("unit", self.unit, ("char", "token"))
-        if not isinstance(self.ignore_anchors, bool):
-            raise ExtractionError(
-                f"parameter 'ignore_anchors' must be true or false, got {self.ignore_anchors!r}"
-            )
+        check_bool("ignore_anchors", self.ignore_anchors)
         check_range("blur_range", self.blur_range, 1, 100_000, integer=True)
         check_range("threshold", self.threshold, 0.0, 1.0, low_inclusive=False)
         check_range("settle", self.settle, 0.0, 1.0)
@@ -407,7 +429,9 @@ class CCB(Algorithm):
 
     def run(self, document: Document) -> Labelling:
         source = document.source
+        document.check_deadline("the source view")
         vector = self.vector(source)
+        document.check_deadline("the content code vector")
         values, extracted, _ = settled_labels(
             vector.values,
             sigma=self.blur_range / 3.0,
