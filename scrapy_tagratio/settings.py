@@ -18,6 +18,10 @@ TAGRATIO_OVERVIEW_ACTION       "drop"         drop: drop items of overview pages
                                               the scores); ignore: ``IgnoreRequest`` for
                                               overview pages; off: no overview detection
 TAGRATIO_MIN_NET_TEXT_LENGTH   detector's     overview threshold on net text length (chars)
+TAGRATIO_OVERVIEW_THRESHOLD    detector's     overview score (0..1) from which a page is an
+                                              overview page
+TAGRATIO_OVERVIEW_EVIDENCE     "combined"     combined: the detector's full model; net-text:
+                                              TextSweeper's net text length test alone
 TAGRATIO_TEXT_FIELD            "main_text"    item field for the main text
 TAGRATIO_SCORES_FIELD          "tagratio"     item field for ``Extraction.figures()``
 TAGRATIO_HTML_FIELD            "main_html"    item field for the cleaned HTML
@@ -67,6 +71,8 @@ DEFAULTS: Mapping[str, Any] = {
     "TAGRATIO_PARAMS": {},
     "TAGRATIO_OVERVIEW_ACTION": "drop",
     "TAGRATIO_MIN_NET_TEXT_LENGTH": None,
+    "TAGRATIO_OVERVIEW_THRESHOLD": None,
+    "TAGRATIO_OVERVIEW_EVIDENCE": "combined",
     "TAGRATIO_TEXT_FIELD": "main_text",
     "TAGRATIO_SCORES_FIELD": "tagratio",
     "TAGRATIO_HTML_FIELD": "main_html",
@@ -155,6 +161,34 @@ def _params(name: str, value: Any) -> dict[str, Any]:
             f"{name} must be a dict (or a JSON object) of algorithm parameters; got {value!r}"
         )
     return dict(value)
+
+
+def _detector(raw: Mapping[str, Any]) -> OverviewDetector:
+    """The overview detector the TAGRATIO_MIN_NET_TEXT_LENGTH, _OVERVIEW_THRESHOLD and
+    _OVERVIEW_EVIDENCE settings describe (None: the detector's default)."""
+    options: dict[str, Any] = {
+        "evidence": _choice(
+            "TAGRATIO_OVERVIEW_EVIDENCE", raw["TAGRATIO_OVERVIEW_EVIDENCE"],
+            ("combined", "net-text"),
+        )
+    }
+    if raw["TAGRATIO_MIN_NET_TEXT_LENGTH"] is not None:
+        options["min_net_text_length"] = _count(
+            "TAGRATIO_MIN_NET_TEXT_LENGTH", raw["TAGRATIO_MIN_NET_TEXT_LENGTH"]
+        )
+    if raw["TAGRATIO_OVERVIEW_THRESHOLD"] is not None:
+        threshold = _number(
+            "TAGRATIO_OVERVIEW_THRESHOLD", raw["TAGRATIO_OVERVIEW_THRESHOLD"], integer=False
+        )
+        if threshold > 1:
+            raise SettingsError(
+                f"TAGRATIO_OVERVIEW_THRESHOLD must be a number from 0 to 1; got {threshold!r}"
+            )
+        options["threshold"] = threshold
+    try:
+        return OverviewDetector(**options)
+    except ExtractionError as exc:  # min_net_text_length below the detector's minimum
+        raise SettingsError(f"TAGRATIO_MIN_NET_TEXT_LENGTH: {exc}") from None
 
 
 # ---------------------------------------------------------------------- overview "off"
@@ -246,16 +280,7 @@ class TagRatioSettings:
         action = _choice(
             "TAGRATIO_OVERVIEW_ACTION", raw["TAGRATIO_OVERVIEW_ACTION"], OVERVIEW_ACTIONS
         )
-        min_net = raw["TAGRATIO_MIN_NET_TEXT_LENGTH"]
-        detector: OverviewDetector
-        if action == "off":
-            detector = _NoOverviewDetection()
-        elif min_net is None:
-            detector = OverviewDetector()
-        else:
-            detector = OverviewDetector(
-                min_net_text_length=_count("TAGRATIO_MIN_NET_TEXT_LENGTH", min_net)
-            )
+        detector = _NoOverviewDetection() if action == "off" else _detector(raw)
         fields = {
             name: _field(name, raw[name])
             for name in (

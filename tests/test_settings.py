@@ -43,12 +43,16 @@ def test_command_line_strings_are_parsed() -> None:
         TAGRATIO_TIME_BUDGET="0.25",
         TAGRATIO_ATTACH_BLOCKS="1",
         TAGRATIO_MIN_NET_TEXT_LENGTH="123",
+        TAGRATIO_OVERVIEW_THRESHOLD="0.7",
+        TAGRATIO_OVERVIEW_EVIDENCE="net-text",
     )
     assert s.enabled is False and s.workers == 2 and s.attach_blocks is True
     assert s.algorithm == ALGORITHMS["cetr"].with_params(lam=0.5, sigma=2.0)
     assert s.max_bytes is None  # 0: no limit
     assert s.time_budget == 0.25
-    assert s.detector == OverviewDetector(min_net_text_length=123)
+    assert s.detector == OverviewDetector(
+        min_net_text_length=123, threshold=0.7, evidence="net-text"
+    )
     assert s.options.time_budget == 0.25 and s.options.keep_blocks is True
 
 
@@ -69,6 +73,14 @@ ALL_ALGORITHMS = ", ".join(repr(name) for name in sorted(ALGORITHMS))
             "TAGRATIO_OVERVIEW_ACTION must be one of 'drop', 'tag', 'ignore', 'off'; got 'delete'",
         ),
         ("TAGRATIO_MIN_NET_TEXT_LENGTH", -5, "TAGRATIO_MIN_NET_TEXT_LENGTH must be an integer"),
+        ("TAGRATIO_MIN_NET_TEXT_LENGTH", 0, "TAGRATIO_MIN_NET_TEXT_LENGTH: parameter"),
+        ("TAGRATIO_OVERVIEW_THRESHOLD", 1.5, "TAGRATIO_OVERVIEW_THRESHOLD must be a number from 0"),
+        ("TAGRATIO_OVERVIEW_THRESHOLD", "high", "TAGRATIO_OVERVIEW_THRESHOLD must be a number"),
+        (
+            "TAGRATIO_OVERVIEW_EVIDENCE",
+            "links",
+            "TAGRATIO_OVERVIEW_EVIDENCE must be one of 'combined', 'net-text'; got 'links'",
+        ),
         ("TAGRATIO_TEXT_FIELD", "", "TAGRATIO_TEXT_FIELD must be a non-empty item field name"),
         ("TAGRATIO_SCORES_FIELD", 3, "TAGRATIO_SCORES_FIELD must be a non-empty item field name"),
         ("TAGRATIO_SCORES_FIELD", "main_text", "must name different fields"),
