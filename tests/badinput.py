@@ -21,7 +21,6 @@ __all__ = [
     "article_page",
     "cases",
     "large_page",
-    "unimplemented_reason",
 ]
 
 
@@ -323,20 +322,4 @@ def cases() -> dict[str, BadInput]:
             BadInput(f"{name}-undeclared", bare),
         ]
     return {case.name: case for case in out}
-
-
-@cache
-def unimplemented_reason(algorithm: str) -> str | None:
-    """Why ``algorithm`` cannot be tested yet (its run raises NotImplementedError), or None.
-
-    Tests skip such an algorithm with this reason, so they light up when it lands.
-    """
-    from scrapy_tagratio import extract
-
-    try:
-        extract(article_page(), algorithm=algorithm)
-    except NotImplementedError:
-        return f"algorithm {algorithm!r} is not implemented yet (run raises NotImplementedError)"
-    except Exception:  # a crash on a plain page is for the tests to report, not to skip
-        return None
     return None

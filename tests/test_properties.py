@@ -34,7 +34,7 @@ from benchmarks import _data
 from scrapy_tagratio import ALGORITHMS, ExtractionError, extract
 from scrapy_tagratio.algorithms import get_algorithm
 from scrapy_tagratio.document import Document, strip_tags
-from tests.badinput import article_page, unimplemented_reason
+from tests.badinput import article_page
 
 ALGORITHM_NAMES = sorted(ALGORITHMS)
 # Shrinking a failure can take minutes per algorithm: it is on only with TAGRATIO_SHRINK=1,
@@ -175,9 +175,6 @@ def first_out_of_order_word(words: Sequence[str], reference: Sequence[str]) -> i
 
 
 def check_properties(algorithm: str, html: str | bytes) -> None:
-    reason = unimplemented_reason(algorithm)
-    if reason:
-        pytest.skip(reason)
     try:
         first = extract(html, algorithm=algorithm)
     except ExtractionError:

@@ -28,7 +28,7 @@ import pytest
 from lxml import etree
 
 from scrapy_tagratio import ALGORITHMS, DEFAULT_ALGORITHM, Extraction, ExtractionError, extract
-from tests.badinput import BadInput, article_page, cases, unimplemented_reason
+from tests.badinput import BadInput, article_page, cases
 
 ALGORITHM_NAMES = sorted(ALGORITHMS)
 CASES = cases()
@@ -57,12 +57,6 @@ def alarm_after(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def require(algorithm: str) -> None:
-    reason = unimplemented_reason(algorithm)
-    if reason:
-        pytest.skip(reason)
-
-
 def run_case(algorithm: str, case: BadInput) -> tuple[Extraction | ExtractionError, float]:
     """Extract ``case`` with ``algorithm``: the Extraction or the ExtractionError, and seconds.
 
@@ -79,7 +73,6 @@ def run_case(algorithm: str, case: BadInput) -> tuple[Extraction | ExtractionErr
 
 
 def check_case(algorithm: str, case: BadInput) -> None:
-    require(algorithm)
     outcome, seconds = run_case(algorithm, case)
     assert seconds <= case.time_bound, (
         f"{algorithm} took {seconds:.1f} s on {case.name} (bound {case.time_bound} s)"
@@ -139,7 +132,6 @@ def test_corpus_has_the_cases_the_issue_lists() -> None:
 
 @pytest.mark.parametrize("algorithm", ALGORITHM_NAMES)
 def test_max_bytes_refuses_larger_pages(algorithm: str) -> None:
-    require(algorithm)
     page = article_page()
     data = page.encode("utf-8")
     with pytest.raises(ExtractionError, match="max_bytes"):
@@ -163,7 +155,6 @@ def test_time_budget_stops_a_long_extraction(algorithm: str) -> None:
     0.2 s budget the extraction must stop with ExtractionError soon after the budget, not
     finish the page first. "Soon" allows for the uninterruptible parse and the deadline
     checks' granularity: 1.8 s, or 8 lxml parses of the page if the machine is loaded."""
-    require(algorithm)
     start = time.perf_counter()
     etree.fromstring(MANY_ELEMENTS, etree.HTMLParser())
     budget, slack = 0.2, max(1.8, 8 * (time.perf_counter() - start))
