@@ -55,7 +55,14 @@ from urllib.parse import parse_qsl, urlsplit
 import numpy as np
 from lxml import etree
 
-from .algorithms.base import Labelling, block_of, check_choice, check_range
+from .algorithms.base import (
+    HEADING_TAGS,
+    Labelling,
+    block_of,
+    check_choice,
+    check_range,
+    tag_mask,
+)
 from .document import Document, NodeTable
 
 __all__ = [
@@ -69,7 +76,6 @@ __all__ = [
     "url_shape",
 ]
 
-HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 #: Characters of the dense scripts (Han, kana, Hangul) that set the text scale.
 _DENSE_SCRIPT = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 #: A link this long (scaled characters) reads like a headline.
@@ -123,10 +129,6 @@ _INDEX_FILE = re.compile(r"(?:index|default|home)\.\w+", re.I)
 _LONG_NUMBER = re.compile(r"\d{5,}")
 _DATE_PATH = re.compile(r"/(?:19|20)\d\d/\d{1,2}/")
 _SLUG_SEPARATOR = re.compile(r"[-_]")
-
-
-def _mask(tags: tuple[str, ...], names: frozenset[str]) -> np.ndarray:
-    return np.fromiter((t in names for t in tags), bool, len(tags))
 
 
 def text_scale(document: Document) -> float:
@@ -266,7 +268,7 @@ def _teaser_counts(
         teasers = int(grouped.sum())
         summaries = int((grouped & summary).sum())
         largest = int(size.max()) if teasers else 0
-    is_heading = _mask(nodes.tag, HEADING_TAGS)
+    is_heading = tag_mask(nodes, HEADING_TAGS)
     heading_links = int((is_heading & (nodes.subtree_sum(is_anchor.astype(np.int64)) > 0)).sum())
     targets = set()
     for i in np.flatnonzero(headline).tolist():
@@ -371,7 +373,7 @@ def page_evidence(document: Document, labelling: Labelling) -> PageEvidence:
     nodes = document.nodes
     scale = text_scale(document)
     total = int(nodes.chars[0]) if len(nodes) else 0
-    is_anchor = _mask(nodes.tag, frozenset({"a"}))
+    is_anchor = tag_mask(nodes, frozenset({"a"}))
     teasers, summaries, largest, heading_links, article_links = _teaser_counts(
         document, scale, is_anchor
     )

@@ -15,6 +15,7 @@ from ..errors import ExtractionError
 from ..result import BlockKind, BlockScores
 
 __all__ = [
+    "HEADING_TAGS",
     "Algorithm",
     "Labelling",
     "block_of",
@@ -22,6 +23,8 @@ __all__ = [
     "check_choice",
     "check_range",
     "dom_labelling",
+    "nearest_ancestor",
+    "tag_mask",
 ]
 
 
@@ -121,16 +124,37 @@ def check_choice(name: str, value: Any, choices: Collection[str]) -> None:
         )
 
 
+#: Heading elements.
+HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+
+
+def tag_mask(nodes: NodeTable, names: Collection[str]) -> np.ndarray:
+    """Boolean per node: its tag is one of ``names``."""
+    return np.fromiter((t in names for t in nodes.tag), bool, len(nodes))
+
+
+def nearest_ancestor(nodes: NodeTable, flags: np.ndarray) -> np.ndarray:
+    """Per node, its nearest strict ancestor that is flagged (-1 where none is), by
+    pointer doubling: flagged nodes point to themselves, the others to their parent, and
+    every round follows the pointers of the pointers (log(depth) numpy rounds)."""
+    jump = np.where(flags, np.arange(len(nodes)), nodes.parent).astype(np.int64)
+    while True:
+        valid = jump >= 0
+        step = jump.copy()
+        step[valid] = jump[jump[valid]]
+        if np.array_equal(step, jump):
+            break
+        jump = step
+    return np.where(nodes.parent >= 0, jump[np.maximum(nodes.parent, 0)], -1)
+
+
 def block_of(nodes: NodeTable) -> np.ndarray:
     """Per node, its nearest block-level ancestor-or-self (the root counts as a block):
     the layout block whose line its text is rendered in."""
-    parent = nodes.parent.tolist()
-    is_block = nodes.is_block.tolist()
-    owner = list(range(len(parent)))
-    for node in range(1, len(parent)):
-        if not is_block[node]:
-            owner[node] = owner[parent[node]]
-    return np.asarray(owner, dtype=np.int64)
+    is_block = nodes.is_block.copy()
+    if len(nodes):
+        is_block[0] = True
+    return np.where(is_block, np.arange(len(nodes)), nearest_ancestor(nodes, is_block))
 
 
 def dom_labelling(

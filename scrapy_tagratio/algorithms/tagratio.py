@@ -35,7 +35,15 @@ from typing import ClassVar
 import numpy as np
 
 from ..document import Document, NodeTable
-from .base import Algorithm, Labelling, block_of, check_range, dom_labelling
+from .base import (
+    HEADING_TAGS,
+    Algorithm,
+    Labelling,
+    block_of,
+    check_range,
+    dom_labelling,
+    tag_mask,
+)
 from .cetd import CECTD, _count_on_path, density_sum, extract_content
 
 __all__ = ["FEATURES", "TagRatio", "block_features", "content_probability", "hint_flags"]
@@ -45,7 +53,6 @@ BOILERPLATE_TAGS = frozenset(
     {"nav", "aside", "footer", "form", "menu", "button", "select", "figure", "figcaption",
      "time", "address"}
 )
-HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 #: Class/id/role words of boilerplate regions (the vocabulary of web templates, which is
 #: English whatever the page's language).
 BOILERPLATE_HINT = re.compile(
@@ -132,7 +139,7 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
     main = np.zeros(n, dtype=bool)
     main[int(np.argmax(sums))] = True
     main_path = nodes.with_ancestors(main)
-    furniture_tag = np.fromiter((t in BOILERPLATE_TAGS for t in nodes.tag), bool, n)
+    furniture_tag = tag_mask(nodes, BOILERPLATE_TAGS)
     furniture_hint = hint_flags(nodes, BOILERPLATE_HINT) & ~hint_flags(nodes, CONTENT_HINT)
     under_tag = _count_on_path(nodes, furniture_tag & ~main_path) > 0
     under_hint = _count_on_path(nodes, furniture_hint & ~main_path) > 0

@@ -55,7 +55,15 @@ from typing import ClassVar
 import numpy as np
 
 from ..document import Document, NodeTable
-from .base import Algorithm, Labelling, check_range, dom_labelling
+from .base import (
+    HEADING_TAGS,
+    Algorithm,
+    Labelling,
+    check_range,
+    dom_labelling,
+    nearest_ancestor,
+    tag_mask,
+)
 
 __all__ = [
     "INLINE_TEXT_TAGS",
@@ -77,7 +85,6 @@ INLINE_TEXT_TAGS = frozenset(
         "span", "strike", "strong", "sub", "sup", "time", "tt", "u", "var", "wbr",
     }
 )
-HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 BOLD_TAGS = frozenset({"b", "strong"})
 #: How a teaser ends (step 3): the paper's "Read more" and "...", and "read more" in the
 #: languages of the development pages. Compared lower-case, after trailing arrows.
@@ -139,24 +146,6 @@ def tag_ratio(
     return (text_length - link_length) / (tag_count + node_level), text_length, link_length
 
 
-def _mask_of(tags: tuple[str, ...], names: frozenset[str]) -> np.ndarray:
-    return np.fromiter((t in names for t in tags), bool, len(tags))
-
-
-def _counted_ancestor(nodes: NodeTable, counted: np.ndarray) -> np.ndarray:
-    """Per element, its nearest ancestor that is ``counted`` (-1 if none), by pointer
-    doubling (counted elements point to themselves, the others to their parent)."""
-    jump = np.where(counted, np.arange(len(nodes)), nodes.parent).astype(np.int64)
-    while True:
-        valid = jump >= 0
-        step = jump.copy()
-        step[valid] = jump[jump[valid]]
-        if np.array_equal(step, jump):
-            break
-        jump = step
-    return np.where(nodes.parent >= 0, jump[np.maximum(nodes.parent, 0)], -1)
-
-
 @dataclass(frozen=True)
 class TextSweeper(Algorithm):
     """TextSweeper: net text (text minus link text) per non-inline tag and level, best
@@ -200,16 +189,16 @@ class TextSweeper(Algorithm):
     # ------------------------------------------------------------------ steps
     def removed(self, nodes: NodeTable) -> np.ndarray:
         """Step 1: elements inside a non-content container (not a page-wide one)."""
-        roots = _mask_of(nodes.tag, NON_CONTENT_TAGS)
+        roots = tag_mask(nodes, NON_CONTENT_TAGS)
         roots &= nodes.chars <= PAGE_WRAPPER_SHARE * nodes.chars[0]
         return nodes.with_descendants(roots)
 
     def text_weights(self, nodes: NodeTable) -> np.ndarray:
         """Eq. 1's ``text_weight * parent_text_weight`` for each element's own text."""
         tag_weight = np.where(
-            _mask_of(nodes.tag, HEADING_TAGS),
+            tag_mask(nodes, HEADING_TAGS),
             self.heading_weight,
-            np.where(_mask_of(nodes.tag, BOLD_TAGS), self.bold_weight, 1.0),
+            np.where(tag_mask(nodes, BOLD_TAGS), self.bold_weight, 1.0),
         )
         parent_weight = np.where(nodes.parent >= 0, tag_weight[np.maximum(nodes.parent, 0)], 1.0)
         length_weight = np.where(nodes.own_chars >= self.long_text_length, self.long_text_weight, 1)
@@ -228,7 +217,7 @@ class TextSweeper(Algorithm):
         found = np.asarray([n for n in candidates if verdicts[endings[n]]], dtype=np.int64)
         # An element whose ending is that of a non-inline element inside it is not the
         # one the phrase belongs to: only the innermost counts.
-        outer = _counted_ancestor(nodes, counted)[found]
+        outer = nearest_ancestor(nodes, counted)[found]
         pairs = zip(outer.tolist(), found.tolist(), strict=True)
         same_end = np.fromiter(
             (a >= 0 and endings[a] == endings[f] for a, f in pairs), bool, found.size
@@ -236,7 +225,7 @@ class TextSweeper(Algorithm):
         found = np.setdiff1d(found, outer[same_end])
         parents = nodes.parent[found]
         keep = (parents >= 0) & (nodes.link_tags[np.maximum(parents, 0)] > 0)
-        found = found[keep & ~_mask_of(nodes.tag, HEADING_TAGS)[found]]
+        found = found[keep & ~tag_mask(nodes, HEADING_TAGS)[found]]
         marked = np.zeros(len(nodes), dtype=bool)
         marked[found] = True
         parents = nodes.parent[found]
@@ -259,7 +248,7 @@ class TextSweeper(Algorithm):
     def run(self, document: Document) -> Labelling:
         nodes = document.nodes
         removed = self.removed(nodes)
-        counted = ~_mask_of(nodes.tag, INLINE_TEXT_TAGS) & ~removed
+        counted = ~tag_mask(nodes, INLINE_TEXT_TAGS) & ~removed
         links = nodes.with_descendants(
             nodes.is_link | self.onclick(document) | self.teasers(document, counted)
         )
