@@ -140,17 +140,15 @@ def _spans(flags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
 
 
-def char_vector(source: SourceView, *, ignore_anchors: bool = False) -> ContentCodeVector:
-    """CCB's content code vector, one element per source character (ACCB: without the
-    characters of anchor tags). Words are grouped across inline tags for whole-word output.
-    """
+def _rendered_words(source: SourceView, tag_of: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Words as a browser renders them: runs of non-space content characters, joined
+    across inline tags (``foo<b>bar</b>`` is one word); white space and block tags
+    separate words. Returns the word of each character (-1 for code and white space), the
+    words' ``[start, end)`` spans, and the word characters."""
     n = len(source.text)
-    tag_of = _tag_of(source)
     content = tag_of < 0
     is_space = content & _is_space(source.text)
     word_char = content & ~is_space
-    # A word character starts a new word unless the previous word character is reached
-    # across nothing but inline tags: white space and block tags separate words.
     breaks = np.cumsum(is_space | _tags_named(source, BLOCK_TAGS)[tag_of])
     positions = np.flatnonzero(word_char)
     new_word = np.ones(positions.size, dtype=bool)
@@ -158,17 +156,27 @@ def char_vector(source: SourceView, *, ignore_anchors: bool = False) -> ContentC
     word = np.full(n, -1, dtype=np.int64)
     word[positions] = np.cumsum(new_word) - 1
     last_char = np.append(new_word[1:], True)[: positions.size]  # the next starts a word
+    return word, positions[new_word], positions[last_char] + 1, word_char
+
+
+def char_vector(source: SourceView, *, ignore_anchors: bool = False) -> ContentCodeVector:
+    """CCB's content code vector, one element per source character (ACCB: without the
+    characters of anchor tags). Words are grouped across inline tags for whole-word output.
+    """
+    n = len(source.text)
+    tag_of = _tag_of(source)
+    word, word_starts, word_ends, word_char = _rendered_words(source, tag_of)
     if ignore_anchors:
         index = np.flatnonzero(~_tags_named(source, frozenset({"a"}))[tag_of])
     else:
         index = np.arange(n)
     return ContentCodeVector(
-        values=content[index].astype(np.float64),
+        values=(tag_of < 0)[index].astype(np.float64),
         starts=index,
         ends=index + 1,
         word=word[index],
-        word_starts=positions[new_word],
-        word_ends=positions[last_char] + 1,
+        word_starts=word_starts,
+        word_ends=word_ends,
         weight=word_char[index].astype(np.int64),
         in_link=source.anchor_depth_mask()[index],
     )
@@ -198,23 +206,25 @@ _UNSPACED_RANGES = (
 def token_vector(source: SourceView) -> ContentCodeVector:
     """TCCB's content code vector: one code token per tag, one content token per word
     (maximal run of non-space characters between tags; in scripts written without spaces,
-    each character), in source order."""
-    word_char = (_tag_of(source) < 0) & ~_is_space(source.text)
+    each character), in source order. For whole-word output a token belongs to the word
+    a browser renders it in (``Doe</a>,`` is one word of two tokens)."""
+    tag_of = _tag_of(source)
+    rendered, word_starts, word_ends, word_char = _rendered_words(source, tag_of)
     unspaced = word_char & _is_unspaced(source.text)
     before = np.concatenate(([False], word_char[:-1] & ~unspaced[:-1]))
     after = np.concatenate((word_char[1:] & ~unspaced[1:], [False]))
-    word_starts = np.flatnonzero(word_char & (~before | unspaced))
-    word_ends = np.flatnonzero(word_char & (~after | unspaced)) + 1
-    starts = np.concatenate((source.tag_starts.astype(np.int64), word_starts))
+    token_starts = np.flatnonzero(word_char & (~before | unspaced))
+    token_ends = np.flatnonzero(word_char & (~after | unspaced)) + 1
+    starts = np.concatenate((source.tag_starts.astype(np.int64), token_starts))
     order = np.argsort(starts, kind="stable")
     starts = starts[order]
-    ends = np.concatenate((source.tag_ends.astype(np.int64), word_ends))[order]
+    ends = np.concatenate((source.tag_ends.astype(np.int64), token_ends))[order]
     is_word = order >= source.tag_starts.size
     return ContentCodeVector(
         values=is_word.astype(np.float64),
         starts=starts,
         ends=ends,
-        word=np.where(is_word, np.cumsum(is_word) - 1, -1),
+        word=np.where(is_word, rendered[starts], -1),
         word_starts=word_starts,
         word_ends=word_ends,
         weight=np.where(is_word, ends - starts, 0),
