@@ -9,7 +9,6 @@ import pytest
 
 from scrapy_tagratio import DEFAULT_ALGORITHM, ExtractionError, extract
 from scrapy_tagratio.algorithms.tagratio import (
-    BOILERPLATE_HINT,
     FEATURE_MEANS,
     FEATURE_SCALES,
     FEATURES,
@@ -79,7 +78,7 @@ def test_hints_read_class_words_as_components() -> None:
         "<body><div class='menu-item'>a</div><div class='update-info'>b</div>"
         "<div class='sd_sharing'>c</div><div class='address'>d</div><div id='ad'>e</div></body>"
     )
-    flags = hint_flags(doc.nodes, BOILERPLATE_HINT)
+    flags = hint_flags(doc.nodes)
     flagged = [doc.nodes.hint[i].strip() for i in range(len(flags)) if flags[i]]
     assert flagged == ["menu-item", "sd_sharing", "ad"]
 

@@ -130,7 +130,7 @@ HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 
 def tag_mask(nodes: NodeTable, names: Collection[str]) -> np.ndarray:
     """Boolean per node: its tag is one of ``names``."""
-    return np.fromiter((t in names for t in nodes.tag), bool, len(nodes))
+    return np.fromiter(map(names.__contains__, nodes.tag), bool, len(nodes))
 
 
 def nearest_ancestor(nodes: NodeTable, flags: np.ndarray) -> np.ndarray:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import ClassVar
 
 import numpy as np
@@ -69,23 +70,24 @@ CONTENT_HINT = re.compile(
 )
 
 
-def hint_flags(nodes: NodeTable, pattern: re.Pattern[str]) -> np.ndarray:
-    """Boolean per node: its class/id/role/itemprop hint matches ``pattern``.
+@lru_cache(maxsize=1 << 16)
+def _hint_kind(hint: str) -> int:
+    """0 plain, 1 names a boilerplate region, 2 names the article body (which overrules).
 
-    One regex pass over all hints joined by newlines, mapped back to nodes by offset.
+    Class words are read as components: "menu-item" and "sd_sharing" name a menu and a
+    share bar, "update" does not name a date. Cached: a site's pages repeat their class
+    names, so most lookups are hits.
     """
-    flags = np.zeros(len(nodes), dtype=bool)
-    # Class words are read as components: "menu-item" and "sd_sharing" name a menu and
-    # a share bar, "update" does not name a date.
-    joined = "\n".join(nodes.hint).replace("-", " ").replace("_", " ")
-    if not joined.strip():
-        return flags
-    lengths = np.fromiter((len(h) + 1 for h in nodes.hint), np.int64, len(nodes))
-    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-    hits = [m.start() for m in pattern.finditer(joined)]
-    if hits:
-        flags[np.searchsorted(starts, hits, side="right") - 1] = True
-    return flags
+    words = hint.replace("-", " ").replace("_", " ")
+    if CONTENT_HINT.search(words):
+        return 2
+    return 1 if BOILERPLATE_HINT.search(words) else 0
+
+
+def hint_flags(nodes: NodeTable) -> np.ndarray:
+    """Boolean per node: its class/id/role/itemprop names a boilerplate region (and not
+    the article body)."""
+    return np.fromiter(map(_hint_kind, nodes.hint), np.int8, len(nodes)) == 1
 
 
 #: Names of the features of :func:`block_features`, in column order.
@@ -140,7 +142,7 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
     main[int(np.argmax(sums))] = True
     main_path = nodes.with_ancestors(main)
     furniture_tag = tag_mask(nodes, BOILERPLATE_TAGS)
-    furniture_hint = hint_flags(nodes, BOILERPLATE_HINT) & ~hint_flags(nodes, CONTENT_HINT)
+    furniture_hint = hint_flags(nodes)
     under_tag = _count_on_path(nodes, furniture_tag & ~main_path) > 0
     under_hint = _count_on_path(nodes, furniture_hint & ~main_path) > 0
 
