@@ -6,9 +6,8 @@ import time
 from typing import Any
 
 from .algorithms import ALGORITHMS, DEFAULT_ALGORITHM, get_algorithm
-from .algorithms.base import Algorithm
+from .algorithms.base import Algorithm, bad_parameter
 from .document import Document
-from .errors import ExtractionError
 from .overview import OverviewDetector
 from .result import Extraction
 
@@ -51,7 +50,7 @@ def extract(
     """
     if isinstance(algorithm, Algorithm):
         if params:
-            raise ExtractionError("give parameters either in the algorithm instance or as keywords")
+            raise bad_parameter("give parameters either in the algorithm instance or as keywords")
         runner = algorithm
     else:
         runner = get_algorithm(algorithm or DEFAULT_ALGORITHM).with_params(**params)

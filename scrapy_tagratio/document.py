@@ -224,7 +224,7 @@ def decode_html(data: bytes, content_type: str | None = None) -> str:
     """Decode page bytes as Scrapy does: HTTP charset, BOM, meta charset, then detection."""
     kind = _sniff_binary(data)
     if kind is not None:
-        raise ExtractionError(f"input is {kind}, not HTML")
+        raise ExtractionError(f"input is {kind}, not HTML", kind="not_html")
     _, text = html_to_unicode(content_type, data)
     return text
 
@@ -279,13 +279,16 @@ class Document:
         if isinstance(html, (bytes, bytearray, memoryview)):
             data = bytes(html)
             if max_bytes is not None and len(data) > max_bytes:
-                raise ExtractionError(f"page has {len(data)} bytes, above max_bytes={max_bytes}")
+                raise ExtractionError(
+                    f"page has {len(data)} bytes, above max_bytes={max_bytes}", kind="too_large"
+                )
             text = decode_html(data, content_type)
             return cls(parse_html(text), source=text, url=url, deadline=deadline)
         if isinstance(html, str):
             if max_bytes is not None and len(html) > max_bytes:
                 raise ExtractionError(
-                    f"page has {len(html)} characters, above max_bytes={max_bytes}"
+                    f"page has {len(html)} characters, above max_bytes={max_bytes}",
+                    kind="too_large",
                 )
             return cls(parse_html(html), source=html, url=url, deadline=deadline)
         root = html.getroot() if hasattr(html, "getroot") else html
@@ -298,7 +301,7 @@ class Document:
     def check_deadline(self, stage: str) -> None:
         """Raise :class:`ExtractionError` when the time budget of this page is spent."""
         if self.deadline is not None and time.monotonic() > self.deadline:
-            raise ExtractionError(f"time budget exceeded during {stage}")
+            raise ExtractionError(f"time budget exceeded during {stage}", kind="time_budget")
 
     # ------------------------------------------------------------------ the walk
     @cached_property

@@ -31,7 +31,6 @@ from typing import Any
 
 from .algorithms.base import Algorithm
 from .api import extract
-from .document import _sniff_binary
 from .errors import ExtractionError
 from .overview import OverviewDetector
 from .result import Extraction
@@ -99,12 +98,7 @@ def run_extraction(
         )
     except ExtractionError as exc:
         elapsed = time.perf_counter() - start
-        if options.time_budget is not None and elapsed >= options.time_budget:
-            kind = "time_budget"
-        elif isinstance(body, bytes) and _sniff_binary(body) is not None:
-            kind = "not_html"
-        else:
-            kind = "extraction"
+        kind = exc.kind
         return Outcome(None, _microseconds(elapsed), kind, str(exc))
     except Exception as exc:  # a bug in an algorithm: the crawl and the item go on
         return Outcome(

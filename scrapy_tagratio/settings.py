@@ -91,6 +91,9 @@ PER_REQUEST = frozenset(DEFAULTS) - {"TAGRATIO_WORKERS", "TAGRATIO_SOURCE_FIELD"
 class SettingsError(ExtractionError):
     """A ``TAGRATIO_*`` setting (or per-request override) with a value it cannot take."""
 
+    def __init__(self, message: str) -> None:
+        super().__init__(message, kind="bad_parameter")
+
 
 # ---------------------------------------------------------------------- value parsers
 # Command-line settings (-s NAME=VALUE) arrive as strings, so every parser accepts the

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import ExtractionError
-from .base import Algorithm
+from .base import Algorithm, bad_parameter
 from .ccb import ACCB, CCB, TCCB
 from .cetd import CECTD, CETD, CECTDSmoothing
 from .cetr import CETR
@@ -25,6 +24,6 @@ def get_algorithm(name: str) -> type[Algorithm]:
     try:
         return ALGORITHMS[name]
     except (KeyError, TypeError):
-        raise ExtractionError(
+        raise bad_parameter(
             f"unknown algorithm {name!r}; choose one of: {', '.join(sorted(ALGORITHMS))}"
         ) from None

@@ -18,6 +18,7 @@ __all__ = [
     "HEADING_TAGS",
     "Algorithm",
     "Labelling",
+    "bad_parameter",
     "block_of",
     "check_bool",
     "check_choice",
@@ -76,17 +77,22 @@ class Algorithm:
         fields = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(params) - fields)
         if unknown:
-            raise ExtractionError(
+            raise bad_parameter(
                 f"unknown parameter(s) {', '.join(unknown)} for algorithm {cls.name!r}; "
                 f"it takes: {', '.join(sorted(fields)) or 'no parameters'}"
             )
         try:
             return cls(**params)
         except TypeError as exc:  # pragma: no cover - dataclass signature errors
-            raise ExtractionError(f"bad parameters for {cls.name!r}: {exc}") from exc
+            raise bad_parameter(f"bad parameters for {cls.name!r}: {exc}") from exc
 
     def run(self, document: Document) -> Labelling:  # pragma: no cover - abstract
         raise NotImplementedError
+
+
+def bad_parameter(message: str) -> ExtractionError:
+    """The error for an invalid parameter value or name (kind ``bad_parameter``)."""
+    return ExtractionError(message, kind="bad_parameter")
 
 
 def check_range(
@@ -102,24 +108,24 @@ def check_range(
     kind = "an integer" if integer else "a number"
     ok_type = isinstance(value, int) if integer else isinstance(value, (int, float))
     if isinstance(value, bool) or not ok_type or (not integer and not np.isfinite(value)):
-        raise ExtractionError(f"parameter {name!r} must be {kind}, got {value!r}")
+        raise bad_parameter(f"parameter {name!r} must be {kind}, got {value!r}")
     if low is not None and (value < low or (not low_inclusive and value == low)):
         bound = ">=" if low_inclusive else ">"
-        raise ExtractionError(f"parameter {name!r} must be {bound} {low}, got {value!r}")
+        raise bad_parameter(f"parameter {name!r} must be {bound} {low}, got {value!r}")
     if high is not None and value > high:
-        raise ExtractionError(f"parameter {name!r} must be <= {high}, got {value!r}")
+        raise bad_parameter(f"parameter {name!r} must be <= {high}, got {value!r}")
 
 
 def check_bool(name: str, value: Any) -> None:
     """Raise :class:`ExtractionError` unless ``value`` is a bool."""
     if not isinstance(value, bool):
-        raise ExtractionError(f"parameter {name!r} must be True or False, got {value!r}")
+        raise bad_parameter(f"parameter {name!r} must be True or False, got {value!r}")
 
 
 def check_choice(name: str, value: Any, choices: Collection[str]) -> None:
     """Raise :class:`ExtractionError` unless ``value`` is one of ``choices``."""
     if value not in choices:
-        raise ExtractionError(
+        raise bad_parameter(
             f"parameter {name!r} must be one of {', '.join(map(repr, choices))}, got {value!r}"
         )
 

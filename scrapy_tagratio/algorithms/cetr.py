@@ -59,10 +59,9 @@ import numpy as np
 
 from ..clustering import CLUSTERINGS, MODES, partition
 from ..document import BLOCK_TAGS, Document, SourceView, strip_tags
-from ..errors import ExtractionError
 from ..result import BlockScores
 from ..signal import gaussian_smooth, moving_average_derivative
-from .base import Algorithm, Labelling, check_choice, check_range
+from .base import Algorithm, Labelling, bad_parameter, check_choice, check_range
 
 __all__ = ["CETR", "LineTable", "histogram_points", "line_table", "tag_ratios", "wrap_breaks"]
 
@@ -249,7 +248,7 @@ class CETR(Algorithm):
         check_choice("clustering", self.clustering, CLUSTERINGS)
         check_choice("mode", self.mode, MODES)
         if self.clustering == "threshold" and self.mode != "distance":
-            raise ExtractionError(
+            raise bad_parameter(
                 f"parameter 'mode' must be 'distance' with clustering 'threshold' "
                 f"(density mode needs a clusterer), got {self.mode!r}"
             )

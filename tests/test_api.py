@@ -1,0 +1,82 @@
+"""The public API: extract(), Extraction, ExtractionError and its kinds."""
+
+from __future__ import annotations
+
+import json
+import pickle
+
+import pytest
+from lxml import etree
+
+import scrapy_tagratio
+from scrapy_tagratio import ALGORITHMS, Extraction, ExtractionError, extract
+
+ARTICLE = (
+    "<html><head><title>Harbour news</title></head><body><nav>"
+    + "".join(f"<a href='/s{i}'>Section {i}</a> " for i in range(10))
+    + "</nav><article><h1>Quay opens</h1>"
+    + "".join(
+        f"<p>Paragraph {i}: the new quay opened on Monday after three years of work, "
+        "and the ferries to the islands will now run twice as often in summer.</p>"
+        for i in range(6)
+    )
+    + "</article><footer>Imprint · Privacy</footer></body></html>"
+)
+
+
+def test_public_names() -> None:
+    for name in ("extract", "Extraction", "Block", "ExtractionError", "ALGORITHMS", "Addon"):
+        assert hasattr(scrapy_tagratio, name), name
+    expected = {"cetr", "ccb", "accb", "tccb", "cetd", "cectd", "cectd-s", "textsweeper"}
+    assert expected <= set(ALGORITHMS)
+
+
+@pytest.mark.parametrize("name", sorted(ALGORITHMS))
+def test_every_algorithm_returns_a_complete_extraction(name: str) -> None:
+    result = extract(ARTICLE, algorithm=name, url="https://example.org/news/quay-opens")
+    assert isinstance(result, Extraction)
+    assert result.algorithm == name
+    assert "Paragraph 3: the new quay opened" in result.text
+    assert result.title == "Harbour news"
+    assert result.params == ALGORITHMS[name]().params()
+    assert result.url == "https://example.org/news/quay-opens"
+    assert 0 < result.content_share <= 1 and result.net_text_length > 0
+    data = result.to_dict()
+    assert json.loads(json.dumps(data)) == data
+    assert {"text", "algorithm", "params", "is_overview", "blocks", "net_text_length"} <= set(data)
+    assert pickle.loads(pickle.dumps(result)).text == result.text
+    assert result.blocks and any(b.is_content for b in result.blocks)
+
+
+def test_a_parsed_tree_gives_the_same_result_as_bytes() -> None:
+    # parsed as Scrapy parses it: the decoded text, as UTF-8
+    root = etree.fromstring(ARTICLE.encode(), parser=etree.HTMLParser(encoding="utf-8"))
+    from_tree = extract(root)
+    from_bytes = extract(ARTICLE.encode())
+    assert from_tree.text == from_bytes.text
+    assert from_tree.figures() == from_bytes.figures()
+
+
+@pytest.mark.parametrize(
+    ("call", "kind"),
+    [
+        (lambda: extract(b"\x89PNG\r\n\x1a\n" + bytes(300)), "not_html"),
+        (lambda: extract(ARTICLE.encode(), max_bytes=100), "too_large"),
+        (lambda: extract(ARTICLE * 200, algorithm="ccb", time_budget=0.0), "time_budget"),
+        (lambda: extract(ARTICLE, algorithm="nope"), "bad_parameter"),
+        (lambda: extract(ARTICLE, algorithm="cetr", k=-1), "bad_parameter"),
+        (lambda: extract(ARTICLE, algorithm="cetd", colour="red"), "bad_parameter"),
+    ],
+)
+def test_errors_say_their_kind(call, kind: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ExtractionError) as caught:
+        call()
+    assert caught.value.kind == kind
+    copy = pickle.loads(pickle.dumps(caught.value))
+    assert copy.kind == kind and str(copy) == str(caught.value)
+
+
+def test_empty_and_textless_pages_give_empty_results() -> None:
+    for page in ("", "<html><body></body></html>", "<html><body><img src=x></body></html>"):
+        for name in ALGORITHMS:
+            assert extract(page, algorithm=name).text == "", (page, name)
