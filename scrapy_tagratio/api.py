@@ -25,6 +25,7 @@ def extract(
     max_bytes: int | None = None,
     time_budget: float | None = None,
     overview: OverviewDetector | None = None,
+    with_html: bool = True,
     **params: Any,
 ) -> Extraction:
     """Find the main content of one page.
@@ -42,6 +43,8 @@ def extract(
         time_budget: seconds; an analysis running past it stops with
             :class:`ExtractionError` instead of hanging on.
         overview: the overview-page detector to apply (default settings if None).
+        with_html: build the cleaned HTML of the content (DOM algorithms); False saves
+            its cost when only the text is wanted.
         **params: the algorithm's parameters (see ``python -m scrapy_tagratio algorithms``).
 
     Raises:
@@ -64,7 +67,9 @@ def extract(
     total = labelling.total_chars
     return Extraction(
         text=labelling.text,
-        html=labelling.html,
+        html=document.html_of(labelling.content_nodes)
+        if with_html and labelling.content_nodes is not None
+        else None,
         title=document.title,
         algorithm=runner.name,
         params=runner.params(),

@@ -186,16 +186,6 @@ _SOURCE_JUNK = re.compile(
 _SOURCE_TAG = re.compile(r"</?([A-Za-z][A-Za-z0-9:_-]*)[^>]*>?")
 
 
-def _collapse(raw: str) -> tuple[str, int]:
-    """White-space-collapsed text piece (edge spaces kept as one) and its character count."""
-    core = " ".join(raw.split())
-    if not core:
-        return (" " if raw else ""), 0
-    lead = " " if raw[0].isspace() else ""
-    trail = " " if raw[-1].isspace() else ""
-    return lead + core + trail, len(core)
-
-
 def _is_hidden(el: Any) -> bool:
     attrib = el.attrib
     if not attrib:
@@ -312,35 +302,42 @@ class Document:
 
     @cached_property
     def _walk(self) -> tuple[NodeTable, np.ndarray, np.ndarray, list[str], list[Any]]:
+        # One pass over the tree with an explicit stack; per element only list appends
+        # (the hot loop of every DOM method: no function calls beyond lxml's own).
         tags: list[str] = []
         parents: list[int] = []
         depths: list[int] = []
-        own_chars: list[int] = []
-        own_link_chars: list[int] = []
+        ends: list[int] = []
         elements: list[Any] = []
         hints: list[str] = []
         ev_kind: list[int] = []
         ev_node: list[int] = []
         ev_text: list[str] = []
+        ev_chars: list[int] = []  # characters of a text event (0 for open/close)
+        ev_in_link: list[bool] = []
 
         def add_text(owner: int, raw: str, in_link: bool) -> None:
-            piece, n = _collapse(raw)
-            if not piece:
+            core = " ".join(raw.split())
+            if core:
+                lead = " " if raw[0].isspace() else ""
+                piece = lead + core + " " if raw[-1].isspace() else lead + core
+                chars = len(core)
+            elif raw:
+                piece, chars = " ", 0
+            else:
                 return
             ev_kind.append(EVENT_TEXT)
             ev_node.append(owner)
             ev_text.append(piece)
-            own_chars[owner] += n
-            if in_link:
-                own_link_chars[owner] += n
+            ev_chars.append(chars)
+            ev_in_link.append(in_link)
 
-        def open_element(el: Any, tag: str, parent: int, in_link: bool) -> int:
+        def open_element(el: Any, tag: str, parent: int, depth: int, in_link: bool) -> int:
             idx = len(tags)
             tags.append(tag)
             parents.append(parent)
-            depths.append(depths[parent] + 1 if parent >= 0 else 0)
-            own_chars.append(0)
-            own_link_chars.append(0)
+            depths.append(depth)
+            ends.append(0)
             elements.append(el)
             attrib = el.attrib
             hints.append(
@@ -352,16 +349,18 @@ class Document:
             ev_kind.append(EVENT_OPEN)
             ev_node.append(idx)
             ev_text.append("")
-            if el.text:
-                add_text(idx, el.text, in_link)
+            ev_chars.append(0)
+            ev_in_link.append(False)
+            text = el.text
+            if text:
+                add_text(idx, text, in_link)
             return idx
 
         body = self.body
         root_tag = body.tag.lower() if isinstance(body.tag, str) else "body"
-        ends: dict[int, int] = {}
         # Stack entries: (node index, child iterator, inside a link).
         stack: list[tuple[int, Any, bool]] = [
-            (open_element(body, root_tag, -1, False), iter(body), False)
+            (open_element(body, root_tag, -1, 0, False), iter(body), False)
         ]
         steps = 0
         while stack:
@@ -373,6 +372,8 @@ class Document:
                 ev_kind.append(EVENT_CLOSE)
                 ev_node.append(idx)
                 ev_text.append("")
+                ev_chars.append(0)
+                ev_in_link.append(False)
                 if stack:
                     tail = elements[idx].tail
                     if tail:
@@ -394,17 +395,24 @@ class Document:
                     add_text(idx, child.tail, in_link)
                 continue
             child_in_link = in_link or tag in LINK_TAGS
-            stack.append((open_element(child, tag, idx, child_in_link), iter(child), child_in_link))
+            stack.append(
+                (open_element(child, tag, idx, len(stack), child_in_link), iter(child),
+                 child_in_link)
+            )
             steps += 1
             if steps % 20000 == 0:
                 self.check_deadline("the DOM walk")
 
         n = len(tags)
-        end = np.fromiter((ends[i] for i in range(n)), np.int32, n)
-        is_link = np.fromiter((t in LINK_TAGS for t in tags), bool, n)
-        is_block = np.fromiter((t in BLOCK_TAGS for t in tags), bool, n)
-        own = np.asarray(own_chars, dtype=np.int64)
-        own_link = np.asarray(own_link_chars, dtype=np.int64)
+        end = np.asarray(ends, dtype=np.int32)
+        is_link = np.fromiter(map(LINK_TAGS.__contains__, tags), bool, n)
+        is_block = np.fromiter(map(BLOCK_TAGS.__contains__, tags), bool, n)
+        owners = np.asarray(ev_node, dtype=np.int64)
+        chars = np.asarray(ev_chars, dtype=np.int64)
+        own = np.bincount(owners, weights=chars, minlength=n).astype(np.int64)
+        own_link = np.bincount(
+            owners, weights=chars * np.asarray(ev_in_link, dtype=bool), minlength=n
+        ).astype(np.int64)
         prefix_link_tags = np.concatenate(([0], np.cumsum(is_link)))
         positions = np.arange(n)
         table = NodeTable(

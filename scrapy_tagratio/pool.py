@@ -52,6 +52,8 @@ class ExtractionOptions:
     #: Keep per-block scores in the Extraction (arrays over every block: dropped unless
     #: asked for, so they are not pickled back from workers or kept in request meta).
     keep_blocks: bool = False
+    #: Build the cleaned HTML (only when TAGRATIO_ATTACH_HTML asks for it).
+    keep_html: bool = False
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,7 @@ def run_extraction(
             content_type=content_type,
             time_budget=options.time_budget,
             overview=options.detector,
+            with_html=options.keep_html,
         )
     except ExtractionError as exc:
         elapsed = time.perf_counter() - start

@@ -261,6 +261,7 @@ class TagRatioSettings:
             max_bytes=self.max_bytes,
             time_budget=self.time_budget,
             keep_blocks=self.attach_blocks,
+            keep_html=self.attach_html,
         )
 
     @property

@@ -36,6 +36,7 @@ class Labelling:
     ``content_chars``/``link_chars`` count the kept text and the part of it inside links;
     ``total_chars`` the page's visible text. They give the page-level figures of
     :class:`~scrapy_tagratio.Extraction` (content share, link density, net text length).
+    ``content_nodes`` (DOM methods) is what the cleaned HTML is built from, on request.
     """
 
     text: str
@@ -44,7 +45,6 @@ class Labelling:
     content_chars: int
     link_chars: int
     total_chars: int
-    html: str | None = None
     content_nodes: np.ndarray | None = None  # DOM methods: boolean mask over the node table
 
 
@@ -173,8 +173,8 @@ def dom_labelling(
 ) -> Labelling:
     """Labelling of a DOM method from its content mask over the node table.
 
-    ``content`` marks elements whose *own* text is content; text, cleaned HTML and the
-    character figures all follow from it. The text of one layout block is kept or left
+    ``content`` marks elements whose *own* text is content; text, the character figures
+    (and, on request, cleaned HTML) all follow from it. The text of one layout block is kept or left
     whole, by the majority of its characters, so that the output never cuts a word at an
     inline tag (``<b>Fre</b>edom`` is one word).
     """
@@ -187,7 +187,6 @@ def dom_labelling(
     content_chars = int(nodes.own_chars[content].sum())
     return Labelling(
         text=document.text_of(content),
-        html=document.html_of(content),
         block_scores=BlockScores(
             kind=kind,
             scores=np.asarray(scores, dtype=np.float64),
