@@ -226,7 +226,7 @@ def test_labelling_figures_are_the_characters_of_the_content_lines() -> None:
     assert result.content_chars == int(np.asarray(expected)[labels].sum())
     assert result.link_chars == int(np.asarray(links)[labels].sum())
     assert result.threshold is None
-    assert result.html is None
+    assert result.content_nodes is None  # a source-level method: no cleaned HTML
 
 
 def test_threshold_mode_keeps_lines_at_or_above_lam_times_std() -> None:
