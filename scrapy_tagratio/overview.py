@@ -499,7 +499,14 @@ class OverviewDetector:
         check_choice("evidence", self.evidence, ("combined", "net-text"))
 
     def detect(self, document: Document, labelling: Labelling) -> OverviewVerdict:
-        """The verdict for one page, given the labelling of whichever algorithm ran."""
+        """The verdict for one page, given the labelling of whichever algorithm ran.
+
+        A page without any visible text (empty body, frameset, a script-only application
+        shell) is no evidence of a listing: it is not called an overview page, so the
+        items a spider yields for it are kept.
+        """
+        if labelling.total_chars == 0:
+            return OverviewVerdict(False, 0.0, ("the page has no visible text",))
         if self.evidence == "net-text":
             net = labelling.content_chars - labelling.link_chars
             score = 1.0 / (1.0 + ((max(net, 0) + 1) / self.min_net_text_length) ** 2)

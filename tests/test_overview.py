@@ -350,3 +350,20 @@ def test_real_pages_of_overview_dev() -> None:
     for predicted, minimum in ((np.array(with_url), 0.94), (np.array(without_url), 0.925)):
         assert (predicted == truth).mean() >= minimum
         assert predicted[articles].mean() <= 0.02
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        "",
+        "<html><body>   </body></html>",
+        "<html><frameset><frame src='a.html'></frameset></html>",
+        "<html><body><div id='root'></div><script src='/app.js'></script></body></html>",
+    ],
+)
+@pytest.mark.parametrize("evidence", ["combined", "net-text"])
+def test_a_page_without_text_is_not_an_overview_page(page: str, evidence: str) -> None:
+    detector = OverviewDetector(evidence=evidence)
+    result = extract(page, overview=detector, url="https://example.org/")
+    assert result.is_overview is False
+    assert result.overview_reasons == ("the page has no visible text",)
