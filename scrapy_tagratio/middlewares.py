@@ -55,6 +55,7 @@ __all__ = [
     "TagRatioDownloaderMiddleware",
     "TagRatioSpiderMiddleware",
     "annotate",
+    "enabled_settings",
     "record_outcome",
     "shared_pool",
     "stats_of",
@@ -159,6 +160,15 @@ def _check_fields(item_class: type, fields: tuple[str, ...]) -> None:
     _CHECKED.add((item_class, fields))
 
 
+def enabled_settings(crawler: Crawler) -> TagRatioSettings:
+    """The crawl's validated settings; ``NotConfigured`` (the component stays off) when
+    TAGRATIO_ENABLED is False. Every component's ``from_crawler`` starts here."""
+    settings = TagRatioSettings.from_settings(crawler.settings)
+    if not settings.enabled:
+        raise NotConfigured("TAGRATIO_ENABLED is False")
+    return settings
+
+
 def stats_of(crawler: Crawler) -> StatsCollector:
     """The crawler's stats collector (typed as optional by Scrapy, always set here)."""
     if crawler.stats is None:  # pragma: no cover - Scrapy builds stats before components
@@ -186,10 +196,7 @@ class TagRatioDownloaderMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> TagRatioDownloaderMiddleware:
-        settings = TagRatioSettings.from_settings(crawler.settings)
-        if not settings.enabled:
-            raise NotConfigured("TAGRATIO_ENABLED is False")
-        return cls(crawler, settings)
+        return cls(crawler, enabled_settings(crawler))
 
     async def process_response(
         self, request: Request, response: Response, spider: Any = None
@@ -246,10 +253,7 @@ class TagRatioSpiderMiddleware(BaseSpiderMiddleware):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> TagRatioSpiderMiddleware:
-        settings = TagRatioSettings.from_settings(crawler.settings)
-        if not settings.enabled:
-            raise NotConfigured("TAGRATIO_ENABLED is False")
-        return cls(crawler, settings)
+        return cls(crawler, enabled_settings(crawler))
 
     def get_processed_item(self, item: Any, response: Response | None) -> Any:
         if response is None or not ItemAdapter.is_item(item):

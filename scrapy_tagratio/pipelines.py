@@ -14,9 +14,9 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
-from scrapy.exceptions import DropItem, NotConfigured
+from scrapy.exceptions import DropItem
 
-from .middlewares import annotate, record_outcome, shared_pool, stats_of
+from .middlewares import annotate, enabled_settings, record_outcome, shared_pool, stats_of
 from .pool import Outcome
 from .settings import TagRatioSettings
 
@@ -38,10 +38,7 @@ class TagRatioPipeline:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> TagRatioPipeline:
-        settings = TagRatioSettings.from_settings(crawler.settings)
-        if not settings.enabled:
-            raise NotConfigured("TAGRATIO_ENABLED is False")
-        return cls(crawler, settings)
+        return cls(crawler, enabled_settings(crawler))
 
     async def process_item(self, item: Any, spider: Any = None) -> Any:
         settings = self.settings
