@@ -210,12 +210,30 @@ def _sniff_binary(data: bytes) -> str | None:
     return None
 
 
+def _detect_encoding(data: bytes) -> str | None:
+    """Scrapy's fallback when neither HTTP, BOM nor meta names a charset
+    (``TextResponse._auto_detect_fun``): UTF-8 if the bytes decode as UTF-8, else
+    charset-normalizer's best guess (a dependency of Scrapy, used when present)."""
+    try:
+        data.decode("utf-8")
+    except UnicodeError:
+        pass
+    else:
+        return "utf-8"
+    try:
+        from charset_normalizer import from_bytes
+    except ImportError:  # pragma: no cover - Scrapy installs it
+        return None
+    match = from_bytes(data).best()
+    return match.encoding if match else None
+
+
 def decode_html(data: bytes, content_type: str | None = None) -> str:
     """Decode page bytes as Scrapy does: HTTP charset, BOM, meta charset, then detection."""
     kind = _sniff_binary(data)
     if kind is not None:
         raise ExtractionError(f"input is {kind}, not HTML", kind="not_html")
-    _, text = html_to_unicode(content_type, data)
+    _, text = html_to_unicode(content_type, data, auto_detect_fun=_detect_encoding)
     return text
 
 

@@ -154,3 +154,17 @@ def test_parse_html_of_garbage_gives_a_tree() -> None:
     root = parse_html("\x00\x00<<<>>>")
     assert root is not None
     assert pickle.loads(pickle.dumps(Document.from_input("<p>x</p>").full_text)) == "x"
+
+
+@pytest.mark.parametrize(
+    ("codec", "text"),
+    [
+        ("cp1251", "Москва готовится к весне: городские службы обновят дороги и парки. " * 3),
+        ("shift_jis", "東京都は新しい交通計画を始めると発表しました。駅前の道路を広げます。" * 3),
+        ("gb18030", "北京市今天宣布城市绿化项目正式启动，将在主要街道两侧新增树木和花坛。" * 3),
+    ],
+)
+def test_undeclared_encodings_are_detected_like_scrapy(codec: str, text: str) -> None:
+    # No HTTP charset, no BOM, no meta: Scrapy falls back to detection (charset-normalizer).
+    data = f"<html><body><p>{text}</p></body></html>".encode(codec)
+    assert Document.from_input(data).full_text == text.strip()
