@@ -110,14 +110,6 @@ class NodeTable:
     def __len__(self) -> int:
         return len(self.tag)
 
-    def children(self) -> list[list[int]]:
-        """Child lists, built from the parent array (one pass, no recursion)."""
-        kids: list[list[int]] = [[] for _ in range(len(self))]
-        for child, parent in enumerate(self.parent.tolist()):
-            if parent >= 0:
-                kids[parent].append(child)
-        return kids
-
     def subtree_sum(self, values: np.ndarray) -> np.ndarray:
         """Sum of ``values`` over each element's subtree (itself included)."""
         prefix = np.concatenate(([0], np.cumsum(values)))
