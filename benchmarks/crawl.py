@@ -19,7 +19,6 @@ test.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import subprocess
@@ -34,15 +33,13 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 
 
-def benchmarks_dir() -> Path:
-    return Path(os.environ.get("TAGRATIO_BENCHMARKS") or REPO / ".." / "shared" / "benchmarks")
-
-
 def load_pages(count: int) -> list[bytes]:
-    folder = benchmarks_dir() / "trafilatura-eval" / "pages"
-    if not folder.is_dir():
-        sys.exit(f"no benchmark pages at {folder} (set TAGRATIO_BENCHMARKS)")
-    return [gzip.open(p).read() for p in sorted(folder.glob("*.html.gz"))[:count]]
+    from benchmarks import _data  # absolute: this file also runs as a script (--crawl)
+
+    try:
+        return [page.html for page in _data.pages("trafilatura", limit=count)]
+    except FileNotFoundError as exc:
+        sys.exit(str(exc))
 
 
 def serve(pages: list[bytes]) -> ThreadingHTTPServer:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import gzip
 import json
 import math
-import os
 import re
 import time
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from benchmarks import _data
 from scrapy_tagratio import ExtractionError, extract
 from scrapy_tagratio.algorithms import ALGORITHMS
 from scrapy_tagratio.algorithms.ccb import (
@@ -327,14 +327,7 @@ def test_two_megabyte_page_stays_fast() -> None:
 
 
 # ---------------------------------------------------------------- real pages
-def _benchmarks() -> Path:
-    env = os.environ.get("TAGRATIO_BENCHMARKS")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[1] / ".." / "shared" / "benchmarks"
-
-
-EVAL = _benchmarks() / "trafilatura-eval"
+EVAL = (_data.benchmarks_dir() or Path("../shared/benchmarks")) / "trafilatura-eval"
 #: Pages checked by hand (2026-11): every variant keeps each gold "with" snippet (article
 #: text) and none of the "without" ones (menus, related links, teasers), all present in the
 #: page's full text.

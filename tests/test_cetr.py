@@ -6,7 +6,6 @@ from __future__ import annotations
 import gzip
 import itertools
 import json
-import os
 import re
 import time
 from functools import cache
@@ -16,6 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from benchmarks import _data
 from scrapy_tagratio import extract
 from scrapy_tagratio.algorithms import ALGORITHMS
 from scrapy_tagratio.algorithms.cetr import CETR, line_table, tag_ratios, wrap_breaks
@@ -295,14 +295,7 @@ def test_registry_name_and_defaults() -> None:
 # ---------------------------------------------------------------- real pages
 
 
-def benchmarks_dir() -> Path:
-    env = os.environ.get("TAGRATIO_BENCHMARKS")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[1] / ".." / "shared" / "benchmarks"
-
-
-TRAFILATURA_EVAL = benchmarks_dir() / "trafilatura-eval"
+TRAFILATURA_EVAL = (_data.benchmarks_dir() or Path("../shared/benchmarks")) / "trafilatura-eval"
 needs_data = pytest.mark.skipif(
     not (TRAFILATURA_EVAL / "gold.json").is_file(),
     reason=f"development set not found at {TRAFILATURA_EVAL} (set TAGRATIO_BENCHMARKS)",
