@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from html import escape, unescape
@@ -148,6 +148,16 @@ class SourceView:
     tag_ends: np.ndarray
     tag_names: tuple[str, ...]
 
+    @cached_property
+    def code_points(self) -> np.ndarray:
+        """The Unicode code points of :attr:`text` (uint32), for vectorised character
+        classes (white space, scripts) without a Python loop over characters."""
+        return np.frombuffer(self.text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+
+    def tags_named(self, names: Collection[str]) -> np.ndarray:
+        """Boolean per tag: its name is one of ``names``."""
+        return np.fromiter(map(names.__contains__, self.tag_names), bool, len(self.tag_names))
+
     def is_tag_char(self) -> np.ndarray:
         """Boolean per character of :attr:`text`: inside a tag (code) or not (content)."""
         marks = np.zeros(len(self.text) + 1, dtype=np.int32)
@@ -157,7 +167,7 @@ class SourceView:
 
     def anchor_depth_mask(self) -> np.ndarray:
         """Boolean per character: inside an ``<a>`` element (its tags and text)."""
-        is_anchor = np.fromiter((n == "a" for n in self.tag_names), bool, len(self.tag_names))
+        is_anchor = self.tags_named(("a",))
         if not is_anchor.any():
             return np.zeros(len(self.text), dtype=bool)
         idx = np.flatnonzero(is_anchor)

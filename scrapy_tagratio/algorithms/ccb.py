@@ -122,16 +122,14 @@ def _tag_of(source: SourceView) -> np.ndarray:
 
 
 def _tags_named(source: SourceView, names: frozenset[str]) -> np.ndarray:
-    """Per tag, whether its name is in ``names``; one extra False entry for index -1."""
-    flags = np.zeros(len(source.tag_names) + 1, dtype=bool)
-    flags[:-1] = np.fromiter((n in names for n in source.tag_names), bool, len(source.tag_names))
-    return flags
+    """Per tag, whether its name is in ``names``; one extra False entry for index -1, so
+    the result can be indexed with :func:`_tag_of` directly."""
+    return np.append(source.tags_named(names), False)
 
 
-def _is_space(text: str) -> np.ndarray:
+def _is_space(source: SourceView) -> np.ndarray:
     """Boolean per character: white space."""
-    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    return _SPACE[np.minimum(codes, _SPACE.size - 1)]
+    return _SPACE[np.minimum(source.code_points, _SPACE.size - 1)]
 
 
 def _spans(flags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -147,7 +145,7 @@ def _rendered_words(source: SourceView, tag_of: np.ndarray) -> tuple[np.ndarray,
     words' ``[start, end)`` spans, and the word characters."""
     n = len(source.text)
     content = tag_of < 0
-    is_space = content & _is_space(source.text)
+    is_space = content & _is_space(source)
     word_char = content & ~is_space
     breaks = np.cumsum(is_space | _tags_named(source, BLOCK_TAGS)[tag_of])
     positions = np.flatnonzero(word_char)
@@ -182,10 +180,10 @@ def char_vector(source: SourceView, *, ignore_anchors: bool = False) -> ContentC
     )
 
 
-def _is_unspaced(text: str) -> np.ndarray:
+def _is_unspaced(source: SourceView) -> np.ndarray:
     """Boolean per character: a letter of a script written without spaces between words
     (Chinese, Japanese kana, Thai, Lao, Khmer), where each character counts as a word."""
-    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    codes = source.code_points
     unspaced = np.zeros(codes.shape, dtype=bool)
     for low, high in _UNSPACED_RANGES:
         unspaced |= (codes >= low) & (codes <= high)
@@ -210,7 +208,7 @@ def token_vector(source: SourceView) -> ContentCodeVector:
     a browser renders it in (``Doe</a>,`` is one word of two tokens)."""
     tag_of = _tag_of(source)
     rendered, word_starts, word_ends, word_char = _rendered_words(source, tag_of)
-    unspaced = word_char & _is_unspaced(source.text)
+    unspaced = word_char & _is_unspaced(source)
     before = np.concatenate(([False], word_char[:-1] & ~unspaced[:-1]))
     after = np.concatenate((word_char[1:] & ~unspaced[1:], [False]))
     token_starts = np.flatnonzero(word_char & (~before | unspaced))

@@ -118,10 +118,6 @@ def wrap_breaks(
     return np.asarray(breaks, dtype=np.int64)
 
 
-def _code_points(text: str) -> np.ndarray:
-    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
-
-
 def line_table(source: SourceView, *, wrap: int = 60, wrap_above: int = 200) -> LineTable:
     """Split the cleaned source into lines (newlines outside tags, then the re-wrap) and
     count text characters and tags per line, vectorised over characters."""
@@ -131,7 +127,7 @@ def line_table(source: SourceView, *, wrap: int = 60, wrap_above: int = 200) -> 
         none = np.zeros(0, dtype=np.int64)
         return LineTable(none, none, none, none, none)
     in_tag = source.is_tag_char()
-    code = _code_points(text)
+    code = source.code_points
     # HTML's ASCII white space: space, tab, LF, FF, CR.
     white = (code == 0x20) | ((code >= 0x09) & (code <= 0x0D) & (code != 0x0B))
     newline = (code == 0x0A) & ~in_tag
@@ -143,8 +139,7 @@ def line_table(source: SourceView, *, wrap: int = 60, wrap_above: int = 200) -> 
     spaces = is_text & white
     # A break before a space or at the edge of a block tag cuts no word (inline tags do
     # not part words: "foo<b>bar</b>" reads "foobar").
-    names = source.tag_names
-    block = np.fromiter((name in BLOCK_TAGS for name in names), bool, len(names))
+    block = source.tags_named(BLOCK_TAGS)
     boundary = np.concatenate((spaces, [False]))
     boundary[source.tag_starts[block]] = True
     boundary[source.tag_ends[block]] = True
