@@ -110,6 +110,30 @@ class NodeTable:
     def __len__(self) -> int:
         return len(self.tag)
 
+    def nearest_ancestor(self, flags: np.ndarray) -> np.ndarray:
+        """Per node, its nearest strict ancestor that is flagged (-1 where none is), by
+        pointer doubling: flagged nodes point to themselves, the others to their parent,
+        and every round follows the pointers of the pointers (log(depth) numpy rounds)."""
+        jump = np.where(flags, np.arange(len(self)), self.parent).astype(np.int64)
+        while True:
+            valid = jump >= 0
+            step = jump.copy()
+            step[valid] = jump[jump[valid]]
+            if np.array_equal(step, jump):
+                break
+            jump = step
+        return np.where(self.parent >= 0, jump[np.maximum(self.parent, 0)], -1)
+
+    @cached_property
+    def block(self) -> np.ndarray:
+        """Per node, its nearest block-level ancestor-or-self (the root counts as a
+        block): the layout block whose line its text is rendered in. Built once per page
+        and shared by the algorithms and the overview detector."""
+        is_block = self.is_block.copy()
+        if len(self):
+            is_block[0] = True
+        return np.where(is_block, np.arange(len(self)), self.nearest_ancestor(is_block))
+
     def subtree_sum(self, values: np.ndarray) -> np.ndarray:
         """Sum of ``values`` over each element's subtree (itself included)."""
         prefix = np.concatenate(([0], np.cumsum(values)))

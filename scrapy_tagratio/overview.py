@@ -58,7 +58,6 @@ from lxml import etree
 from .algorithms.base import (
     HEADING_TAGS,
     Labelling,
-    block_of,
     check_choice,
     check_range,
     tag_mask,
@@ -302,7 +301,7 @@ def _prose(nodes: NodeTable, scale: float) -> tuple[int, float, float]:
     """Long paragraphs in the longest run, its share of the page's text, and the
     largest set of long paragraphs under one parent (scaled characters)."""
     n = len(nodes)
-    owner = block_of(nodes)
+    owner = nodes.block
     text = np.bincount(owner, weights=nodes.own_chars - nodes.own_link_chars, minlength=n) * scale
     links = np.bincount(owner, weights=nodes.own_link_chars, minlength=n) * scale
     has_text = (text + links) > 0

@@ -168,3 +168,15 @@ def test_undeclared_encodings_are_detected_like_scrapy(codec: str, text: str) ->
     # No HTTP charset, no BOM, no meta: Scrapy falls back to detection (charset-normalizer).
     data = f"<html><body><p>{text}</p></body></html>".encode(codec)
     assert Document.from_input(data).full_text == text.strip()
+
+
+def test_block_is_the_nearest_block_ancestor_and_computed_once() -> None:
+    doc = Document.from_input(
+        "<body>x<div><p>a <b>b <i>c</i></b></p><span>d</span></div></body>"
+    )
+    nodes = doc.nodes
+    block_of = {nodes.tag[i]: nodes.tag[int(b)] for i, b in enumerate(nodes.block)}
+    assert block_of == {"body": "body", "div": "div", "p": "p", "b": "p", "i": "p", "span": "div"}
+    assert nodes.block is nodes.block
+    flags = np.array([t == "div" for t in nodes.tag])
+    assert [int(a) for a in nodes.nearest_ancestor(flags)] == [-1, -1, 1, 1, 1, 1]

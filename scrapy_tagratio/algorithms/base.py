@@ -19,12 +19,10 @@ __all__ = [
     "Algorithm",
     "Labelling",
     "bad_parameter",
-    "block_of",
     "check_bool",
     "check_choice",
     "check_range",
     "dom_labelling",
-    "nearest_ancestor",
     "tag_mask",
 ]
 
@@ -139,30 +137,6 @@ def tag_mask(nodes: NodeTable, names: Collection[str]) -> np.ndarray:
     return np.fromiter(map(names.__contains__, nodes.tag), bool, len(nodes))
 
 
-def nearest_ancestor(nodes: NodeTable, flags: np.ndarray) -> np.ndarray:
-    """Per node, its nearest strict ancestor that is flagged (-1 where none is), by
-    pointer doubling: flagged nodes point to themselves, the others to their parent, and
-    every round follows the pointers of the pointers (log(depth) numpy rounds)."""
-    jump = np.where(flags, np.arange(len(nodes)), nodes.parent).astype(np.int64)
-    while True:
-        valid = jump >= 0
-        step = jump.copy()
-        step[valid] = jump[jump[valid]]
-        if np.array_equal(step, jump):
-            break
-        jump = step
-    return np.where(nodes.parent >= 0, jump[np.maximum(nodes.parent, 0)], -1)
-
-
-def block_of(nodes: NodeTable) -> np.ndarray:
-    """Per node, its nearest block-level ancestor-or-self (the root counts as a block):
-    the layout block whose line its text is rendered in."""
-    is_block = nodes.is_block.copy()
-    if len(nodes):
-        is_block[0] = True
-    return np.where(is_block, np.arange(len(nodes)), nearest_ancestor(nodes, is_block))
-
-
 def dom_labelling(
     document: Document,
     content: np.ndarray,
@@ -180,7 +154,7 @@ def dom_labelling(
     """
     nodes = document.nodes
     if len(nodes):
-        owner = block_of(nodes)
+        owner = nodes.block
         chars = np.bincount(owner, weights=nodes.own_chars, minlength=len(nodes))
         kept = np.bincount(owner, weights=nodes.own_chars * content, minlength=len(nodes))
         content = ((kept > 0) & (2 * kept >= chars))[owner]

@@ -40,7 +40,6 @@ from .base import (
     HEADING_TAGS,
     Algorithm,
     Labelling,
-    block_of,
     check_range,
     dom_labelling,
     tag_mask,
@@ -129,7 +128,7 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
 
     Returns ``(blocks, features, owner, threshold)``: the node indices of the blocks (the
     block-level elements that own text, in document order), a ``len(blocks) x 14`` array
-    whose columns are :data:`FEATURES`, each node's block (:func:`block_of`) and the
+    whose columns are :data:`FEATURES`, each node's block (:attr:`NodeTable.block`) and the
     CECTD threshold.
     """
     nodes = document.nodes
@@ -146,7 +145,7 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
     under_tag = _count_on_path(nodes, furniture_tag & ~main_path) > 0
     under_hint = _count_on_path(nodes, furniture_hint & ~main_path) > 0
 
-    owner = block_of(nodes)
+    owner = nodes.block
     length = np.bincount(owner, weights=nodes.own_chars, minlength=n)
     link_length = np.bincount(owner, weights=nodes.own_link_chars, minlength=n)
     blocks = np.flatnonzero(length > 0)

@@ -61,7 +61,6 @@ from .base import (
     Labelling,
     check_range,
     dom_labelling,
-    nearest_ancestor,
     tag_mask,
 )
 
@@ -217,7 +216,7 @@ class TextSweeper(Algorithm):
         found = np.asarray([n for n in candidates if verdicts[endings[n]]], dtype=np.int64)
         # An element whose ending is that of a non-inline element inside it is not the
         # one the phrase belongs to: only the innermost counts.
-        outer = nearest_ancestor(nodes, counted)[found]
+        outer = nodes.nearest_ancestor(counted)[found]
         pairs = zip(outer.tolist(), found.tolist(), strict=True)
         same_end = np.fromiter(
             (a >= 0 and endings[a] == endings[f] for a, f in pairs), bool, found.size
