@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from .algorithms import ALGORITHMS, DEFAULT_ALGORITHM, get_algorithm
+from .algorithms import DEFAULT_ALGORITHM, get_algorithm
 from .algorithms.base import Algorithm, bad_parameter
 from .document import Document
 from .overview import OverviewDetector
@@ -86,5 +86,3 @@ def extract(
         block_scores=labelling.block_scores,
     )
 
-
-__all__ += ["ALGORITHMS"]
