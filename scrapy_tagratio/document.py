@@ -153,7 +153,8 @@ class NodeTable:
         return out
 
     def with_descendants(self, mask: np.ndarray) -> np.ndarray:
-        """``mask`` widened to every descendant of a marked element."""
+        """``mask`` widened to every descendant of a marked element: the nodes with a
+        marked node on their path to the root (themselves included)."""
         marks = np.zeros(len(self) + 1, dtype=np.int64)
         idx = np.flatnonzero(mask)
         np.add.at(marks, idx, 1)

@@ -94,15 +94,6 @@ def _subtree_argmax(nodes: NodeTable, values: np.ndarray) -> np.ndarray:
     return np.asarray(best_list, dtype=np.int64)
 
 
-def _count_on_path(nodes: NodeTable, flags: np.ndarray) -> np.ndarray:
-    """Per node, how many flagged nodes lie on its path to the root (itself included)."""
-    marks = np.zeros(len(nodes) + 1, dtype=np.int64)
-    idx = np.flatnonzero(flags)
-    np.add.at(marks, idx, 1)
-    np.add.at(marks, nodes.end[idx], -1)
-    return np.cumsum(marks)[:-1]
-
-
 def extract_content(nodes: NodeTable, density: np.ndarray, lam: float) -> tuple[np.ndarray, float]:
     """Sections 4.1-4.2 and Algorithm 2. Returns the marked nodes (subtree roots whose
     whole subtree is content) and the threshold used."""
@@ -117,7 +108,7 @@ def extract_content(nodes: NodeTable, density: np.ndarray, lam: float) -> tuple[
         path_min = min(path_min, float(density[node]))
     threshold = min(threshold, path_min)
     # ExtractContent visits the nodes whose whole path from body passes the threshold.
-    visited = _count_on_path(nodes, density < threshold) == 0
+    visited = ~nodes.with_descendants(density < threshold)
     marked = np.zeros(len(nodes), dtype=bool)
     marked[best[visited]] = True
     return marked, threshold

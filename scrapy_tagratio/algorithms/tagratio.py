@@ -44,7 +44,7 @@ from .base import (
     dom_labelling,
     tag_mask,
 )
-from .cetd import CECTD, _count_on_path, density_sum, extract_content
+from .cetd import CECTD, density_sum, extract_content
 
 __all__ = ["FEATURES", "TagRatio", "block_features", "content_probability", "hint_flags"]
 
@@ -142,8 +142,8 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
     main_path = nodes.with_ancestors(main)
     furniture_tag = tag_mask(nodes, BOILERPLATE_TAGS)
     furniture_hint = hint_flags(nodes)
-    under_tag = _count_on_path(nodes, furniture_tag & ~main_path) > 0
-    under_hint = _count_on_path(nodes, furniture_hint & ~main_path) > 0
+    under_tag = nodes.with_descendants(furniture_tag & ~main_path)
+    under_hint = nodes.with_descendants(furniture_hint & ~main_path)
 
     owner = nodes.block
     length = np.bincount(owner, weights=nodes.own_chars, minlength=n)
