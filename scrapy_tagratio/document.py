@@ -21,7 +21,11 @@ Two views are built lazily, once:
 * :attr:`Document.source`, the source view of CETR and CCB: the HTML source with script,
   style and comments removed, and the spans of its tags from one regex tokenisation.
 
-The walk is iterative (an explicit stack), so 100,000 levels of nesting are no problem.
+The walk is lxml's iterator (C) over the elements plus array work, without recursion, so
+100,000 levels of nesting are no problem. On the 20 MB test page it holds about half the
+memory the element-by-element walk it replaced held (same output on every development
+page, both as parsed here and as ``lxml.html`` trees with comments); lxml's own cost per
+element (proxy, attributes, text) is what remains of its time.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from html import escape, unescape
+from operator import attrgetter, methodcaller
 from typing import Any
 
 import numpy as np
@@ -136,8 +141,7 @@ class NodeTable:
 
     def subtree_sum(self, values: np.ndarray) -> np.ndarray:
         """Sum of ``values`` over each element's subtree (itself included)."""
-        prefix = np.concatenate(([0], np.cumsum(values)))
-        return prefix[self.end] - prefix[np.arange(len(self))]
+        return _subtree_sum(self.end, values)
 
     def with_ancestors(self, mask: np.ndarray) -> np.ndarray:
         """``mask`` widened to every ancestor of a marked element."""
@@ -155,11 +159,40 @@ class NodeTable:
     def with_descendants(self, mask: np.ndarray) -> np.ndarray:
         """``mask`` widened to every descendant of a marked element: the nodes with a
         marked node on their path to the root (themselves included)."""
-        marks = np.zeros(len(self) + 1, dtype=np.int64)
-        idx = np.flatnonzero(mask)
-        np.add.at(marks, idx, 1)
-        np.add.at(marks, self.end[idx], -1)
-        return np.cumsum(marks)[:-1] > 0
+        return _subtree_mask(self.end, mask)
+
+
+def _subtree_sum(end: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Sum of ``values`` over each subtree ``[i, end[i])``: prefix-sum differences."""
+    prefix = np.concatenate(([0], np.cumsum(values)))
+    return prefix[end] - prefix[np.arange(len(end))]
+
+
+def _subtree_mask(end: np.ndarray, flags: np.ndarray) -> np.ndarray:
+    """True inside the subtree of any flagged node (the flagged nodes included)."""
+    marks = np.zeros(len(end) + 1, dtype=np.int64)
+    idx = np.flatnonzero(flags)
+    np.add.at(marks, idx, 1)
+    np.add.at(marks, end[idx], -1)
+    return np.cumsum(marks)[:-1] > 0
+
+
+@dataclass(frozen=True, eq=False)
+class _Walk:
+    """What the one walk of a tree gives: the node table and the document-order event
+    stream that text and HTML output are rebuilt from. Per event: its kind, its node (for
+    text, the element owning it: a tail belongs to the parent) and, for text, the index of
+    its piece in ``pieces`` (-1 for open/close). Pieces are raw text (white space is
+    collapsed on output, :func:`_collapse_piece`); ``piece_chars`` are their collapsed
+    lengths, the C of CETD."""
+
+    table: NodeTable
+    kinds: np.ndarray  # int8
+    owners: np.ndarray  # int32
+    piece: np.ndarray  # int32
+    pieces: list[str]
+    piece_chars: np.ndarray  # int64
+    elements: list[Any]
 
 
 @dataclass(frozen=True, eq=False)
@@ -213,10 +246,109 @@ _SOURCE_JUNK = re.compile(
 _SOURCE_TAG = re.compile(r"</?([A-Za-z][A-Za-z0-9:_-]*)[^>]*>?")
 
 
-def _is_hidden(el: Any) -> bool:
-    attrib = el.attrib
-    if not attrib:
-        return False
+_PARENT = methodcaller("getparent")
+_TAG = attrgetter("tag")
+_TEXT = attrgetter("text")
+_TAIL = attrgetter("tail")
+_ITEMS = methodcaller("items")
+_MAY_HIDE = frozenset({"hidden", "aria-hidden", "style"})
+#: Code points that ``str.split()`` splits on (all below U+3001), as a lookup table.
+_IS_SPACE = np.array([chr(c).isspace() for c in range(0x3002)])
+_CHUNK_CHARS = 1 << 20
+
+
+class _TagNames(dict[str, str]):
+    """Tag as lxml gives it -> lower-case local name (namespace dropped); one shared
+    string per distinct tag."""
+
+    def __missing__(self, tag: str) -> str:
+        if len(self) > 4096:  # bounded: a page can invent any number of tag names
+            self.clear()
+        name = self[tag] = tag.rsplit("}", 1)[-1].lower()
+        return name
+
+
+_TAG_NAMES = _TagNames()
+
+
+def _tree_shape(parents: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Parent, depth and subtree end of every element, from the parents in document
+    order (``parents[0]``, the walk's root, is ignored: its parent is -1)."""
+    n = len(parents)
+    parents[0] = -1
+    depth = [0] * n
+    for i in range(1, n):
+        depth[i] = depth[parents[i]] + 1
+    size = [1] * n
+    for i in range(n - 1, 0, -1):
+        size[parents[i]] += size[i]
+    return (
+        np.asarray(parents, dtype=np.int64),
+        np.asarray(depth, dtype=np.int64),
+        np.arange(n, dtype=np.int64) + np.asarray(size, dtype=np.int64),
+    )
+
+
+def _read_attributes(elements: list[Any]) -> tuple[tuple[str, ...], list[int]]:
+    """Per element, its hint: class, id, role and itemprop lower-cased and space-separated
+    (``""`` when it has no attributes; equal hints share one string); and the positions
+    of the hidden elements (``hidden``, ``aria-hidden="true"``, inline ``display:none`` or
+    ``visibility:hidden``). One ``items()`` call per element: every lxml attribute access
+    costs about as much."""
+    hints: list[str] = []
+    hidden: list[int] = []
+    shared: dict[str, str] = {"": ""}
+    for position, items in enumerate(map(_ITEMS, elements)):
+        if not items:
+            hints.append("")
+            continue
+        attrib = dict(items)
+        get = attrib.get
+        hint = f"{get('class', '')} {get('id', '')} {get('role', '')} {get('itemprop', '')}"
+        hints.append(shared.setdefault(hint, hint.lower()))
+        if not _MAY_HIDE.isdisjoint(attrib) and _is_hidden(attrib):
+            hidden.append(position)
+    return tuple(hints), hidden
+
+
+def _collapsed_lengths(pieces: list[str]) -> np.ndarray:
+    """Per (non-empty) piece, ``len(" ".join(piece.split()))``, for all pieces at once:
+    its non-space characters plus one space between each two words. Pieces are taken
+    about a million characters at a time, which bounds the temporary arrays."""
+    lengths = np.fromiter(map(len, pieces), np.int64, len(pieces))
+    ends = np.cumsum(lengths)
+    out = np.empty(len(pieces), dtype=np.int64)
+    first = 0
+    while first < len(pieces):
+        last = int(np.searchsorted(ends, ends[first] + _CHUNK_CHARS, side="right"))
+        last = max(last, first + 1)
+        points = np.frombuffer(
+            "".join(pieces[first:last]).encode("utf-32-le", "surrogatepass"), dtype="<u4"
+        )
+        solid = ~_IS_SPACE[np.minimum(points, len(_IS_SPACE) - 1)]
+        starts = np.concatenate(([0], np.cumsum(lengths[first:last - 1])))
+        word_start = solid.copy()
+        word_start[1:] &= ~solid[:-1]
+        word_start[starts] = solid[starts]
+        words = np.add.reduceat(word_start, starts, dtype=np.int64)
+        out[first:last] = np.add.reduceat(solid, starts, dtype=np.int64) + np.maximum(
+            words - 1, 0
+        )
+        first = last
+    return out
+
+
+def _collapse_piece(raw: str) -> str:
+    """A text piece as output: inner white space collapsed to one space, a space kept at
+    either end that had white space (it separates words of neighbouring inline
+    elements); a blank piece is one space."""
+    core = " ".join(raw.split())
+    if not core:
+        return " "
+    return f"{' ' if raw[0].isspace() else ''}{core}{' ' if raw[-1].isspace() else ''}"
+
+
+def _is_hidden(attrib: dict[str, str]) -> bool:
     if "hidden" in attrib or attrib.get("aria-hidden", "").strip().lower() == "true":
         return True
     style = attrib.get("style")
@@ -342,160 +474,166 @@ class Document:
     @cached_property
     def body(self) -> Any:
         """The ``<body>`` element, or the root where there is none (fragments, framesets)."""
-        body = self.root.find(".//body") if self.root.tag != "body" else self.root
+        if self.root.tag == "body":
+            return self.root
+        body = self.root.find("body")
+        if body is None:
+            body = self.root.find(".//body")
         return body if body is not None else self.root
 
     @cached_property
-    def _walk(self) -> tuple[NodeTable, np.ndarray, np.ndarray, list[str], list[Any]]:
-        # One pass over the tree with an explicit stack; per element only list appends
-        # (the hot loop of every DOM method: no function calls beyond lxml's own).
-        tags: list[str] = []
-        parents: list[int] = []
-        depths: list[int] = []
-        ends: list[int] = []
-        elements: list[Any] = []
-        hints: list[str] = []
-        ev_kind: list[int] = []
-        ev_node: list[int] = []
-        ev_text: list[str] = []
-        ev_chars: list[int] = []  # characters of a text event (0 for open/close)
-        ev_in_link: list[bool] = []
-
-        def add_text(owner: int, raw: str, in_link: bool) -> None:
-            core = " ".join(raw.split())
-            if core:
-                lead = " " if raw[0].isspace() else ""
-                piece = lead + core + " " if raw[-1].isspace() else lead + core
-                chars = len(core)
-            elif raw:
-                piece, chars = " ", 0
-            else:
-                return
-            ev_kind.append(EVENT_TEXT)
-            ev_node.append(owner)
-            ev_text.append(piece)
-            ev_chars.append(chars)
-            ev_in_link.append(in_link)
-
-        def open_element(el: Any, tag: str, parent: int, depth: int, in_link: bool) -> int:
-            idx = len(tags)
-            tags.append(tag)
-            parents.append(parent)
-            depths.append(depth)
-            ends.append(0)
-            elements.append(el)
-            attrib = el.attrib
-            hints.append(
-                f"{attrib.get('class', '')} {attrib.get('id', '')} {attrib.get('role', '')} "
-                f"{attrib.get('itemprop', '')}".lower()
-                if attrib
-                else ""
-            )
-            ev_kind.append(EVENT_OPEN)
-            ev_node.append(idx)
-            ev_text.append("")
-            ev_chars.append(0)
-            ev_in_link.append(False)
-            text = el.text
-            if text:
-                add_text(idx, text, in_link)
-            return idx
-
+    def _walk(self) -> _Walk:
+        # lxml iterates the tree in C, in document order; Python touches each element only
+        # through C-level maps and two integer loops, the rest is array work (this is the
+        # hot path of every DOM method).
         body = self.body
-        root_tag = body.tag.lower() if isinstance(body.tag, str) else "body"
-        # Stack entries: (node index, child iterator, inside a link).
-        stack: list[tuple[int, Any, bool]] = [
-            (open_element(body, root_tag, -1, 0, False), iter(body), False)
-        ]
-        steps = 0
-        while stack:
-            idx, children, in_link = stack[-1]
-            child = next(children, None)
-            if child is None:
-                stack.pop()
-                ends[idx] = len(tags)
-                ev_kind.append(EVENT_CLOSE)
-                ev_node.append(idx)
-                ev_text.append("")
-                ev_chars.append(0)
-                ev_in_link.append(False)
-                if stack:
-                    tail = elements[idx].tail
-                    if tail:
-                        add_text(stack[-1][0], tail, stack[-1][2])
-                continue
-            tag = child.tag
-            if not isinstance(tag, str):  # comment, processing instruction, entity
-                if child.tail:
-                    add_text(idx, child.tail, in_link)
-                continue
-            tag = tag.lower()
-            if "}" in tag:
-                tag = tag.rsplit("}", 1)[1]
-            if (
-                (tag in SKIPPED_TAGS and not (tag == "noscript" and _BLOCK_CONTENT_XPATH(child)))
-                or _is_hidden(child)
-            ):
-                if child.tail:
-                    add_text(idx, child.tail, in_link)
-                continue
-            child_in_link = in_link or tag in LINK_TAGS
-            stack.append(
-                (open_element(child, tag, idx, len(stack), child_in_link), iter(child),
-                 child_in_link)
-            )
-            steps += 1
-            if steps % 20000 == 0:
-                self.check_deadline("the DOM walk")
+        elements: list[Any] = list(body.iter(etree.Element))
+        n = len(elements)
+        tags = list(map(_TAG_NAMES.__getitem__, map(_TAG, elements)))
+        index = dict(zip(elements, range(n), strict=True))
+        parent, depth, end = _tree_shape(list(map(index.get, map(_PARENT, elements))))
+        self.check_deadline("the DOM walk")
 
-        n = len(tags)
-        end = np.asarray(ends, dtype=np.int32)
-        is_link = np.fromiter(map(LINK_TAGS.__contains__, tags), bool, n)
-        is_block = np.fromiter(map(BLOCK_TAGS.__contains__, tags), bool, n)
-        owners = np.asarray(ev_node, dtype=np.int64)
-        chars = np.asarray(ev_chars, dtype=np.int64)
-        own = np.bincount(owners, weights=chars, minlength=n).astype(np.int64)
+        # Cleaning: the subtrees of skipped and hidden elements go, their tails stay.
+        skip = np.fromiter(map(SKIPPED_TAGS.__contains__, tags), bool, n)
+        for i in np.flatnonzero(skip).tolist():
+            if tags[i] == "noscript" and _BLOCK_CONTENT_XPATH(elements[i]):
+                skip[i] = False
+        hints, hidden = _read_attributes(elements)
+        skip[hidden] = True
+        skip[0] = False
+        keep = ~_subtree_mask(end, skip)
+        kept_before = np.concatenate(([0], np.cumsum(keep)))
+
+        # Text that is neither an element's text nor a kept element's tail: the tails of
+        # skipped elements and of comments and processing instructions. Each belongs to
+        # its parent and comes just before the element at ``at`` (index over all elements);
+        # ``rank`` orders several at one place.
+        roots = np.flatnonzero(skip)
+        roots = roots[keep[parent[roots]]]
+        root_tails = [elements[i].tail for i in roots.tolist()]
+        roots = roots[np.fromiter(map(bool, root_tails), bool, roots.size)]
+        loose_parent, loose_at, loose_rank = [parent[roots]], [end[roots]], [2 * end[roots] - 1]
+        loose_texts: list[str] = [tail for tail in root_tails if tail]
+        for other in body.iter(etree.Comment, etree.ProcessingInstruction, etree.Entity):
+            owner = index[other.getparent()]
+            if other.tail and keep[owner]:
+                previous = next(other.itersiblings(etree.Element, preceding=True), None)
+                at = end[index[previous]] if previous is not None else owner + 1
+                loose_parent.append(np.array([owner]))
+                loose_at.append(np.array([at]))
+                loose_rank.append(np.array([2 * at]))
+                loose_texts.append(other.tail)
+
+        if not keep.all():
+            kept = np.flatnonzero(keep).tolist()
+            elements = [elements[i] for i in kept]
+            tags = [tags[i] for i in kept]
+            hints = tuple(hints[i] for i in kept)
+            parent, depth, end = (
+                np.where(parent[keep] >= 0, kept_before[parent[keep]], -1),
+                depth[keep],
+                kept_before[end[keep]],
+            )
+        m = len(elements)
+        is_link = np.fromiter(map(LINK_TAGS.__contains__, tags), bool, m)
+        link_from = is_link.copy()
+        link_from[0] = False  # the walk starts outside any link
+        in_link = _subtree_mask(end, link_from)
+
+        texts = list(map(_TEXT, elements))
+        tails = list(map(_TAIL, elements))
+        tails[0] = None  # the body's tail is outside the body
+        with_text = np.flatnonzero(np.fromiter(map(bool, texts), bool, m))
+        with_tail = np.flatnonzero(np.fromiter(map(bool, tails), bool, m))
+        loose_owner = kept_before[np.concatenate(loose_parent)]
+        pieces = [texts[i] for i in with_text.tolist()]
+        pieces += [tails[i] for i in with_tail.tolist()]
+        pieces += loose_texts
+        piece_owner = np.concatenate((with_text, parent[with_tail], loose_owner))
+        piece_chars = _collapsed_lengths(pieces)
+
+        # The event stream in document order, by sorting on (place, then nesting):
+        # before element j come the closes (deepest first, each followed by its tail) of
+        # the subtrees ending at j and the loose text in between, then j opens and its
+        # text follows.
+        positions = np.arange(m)
+        count = len(pieces)
+        n_text, n_tail = with_text.size, with_tail.size
+        place = np.concatenate(
+            (positions, with_text, end, end[with_tail], kept_before[np.concatenate(loose_at)])
+        )
+        opening = np.concatenate(
+            (np.ones(m + n_text, np.int64), np.zeros(m + n_tail + len(loose_texts), np.int64))
+        )
+        nesting = -np.concatenate(
+            (np.zeros(m + n_text, np.int64), depth, depth[with_tail], depth[loose_owner] + 1)
+        )
+        within = np.concatenate(
+            (np.zeros(m), np.ones(n_text), np.zeros(m), np.ones(n_tail),
+             np.full(len(loose_texts), 2))
+        )
+        rank = np.concatenate(
+            (np.zeros(2 * m + n_text + n_tail, np.int64), np.concatenate(loose_rank))
+        )
+        order = np.lexsort((rank, within, nesting, opening, place))
+        kinds = np.concatenate(
+            (np.full(m, EVENT_OPEN), np.full(n_text, EVENT_TEXT), np.full(m, EVENT_CLOSE),
+             np.full(count - n_text, EVENT_TEXT))
+        ).astype(np.int8)[order]
+        owners = np.concatenate((positions, with_text, positions, piece_owner[n_text:]))
+        piece = np.concatenate(
+            (np.full(m, -1), np.arange(n_text), np.full(m, -1), np.arange(n_text, count))
+        )
+
+        own = np.bincount(piece_owner, weights=piece_chars, minlength=m).astype(np.int64)
         own_link = np.bincount(
-            owners, weights=chars * np.asarray(ev_in_link, dtype=bool), minlength=n
+            piece_owner, weights=piece_chars * in_link[piece_owner], minlength=m
         ).astype(np.int64)
         prefix_link_tags = np.concatenate(([0], np.cumsum(is_link)))
-        positions = np.arange(n)
         table = NodeTable(
             tag=tuple(tags),
-            hint=tuple(hints),
-            parent=np.asarray(parents, dtype=np.int32),
-            depth=np.asarray(depths, dtype=np.int32),
-            end=end,
+            hint=hints,
+            parent=parent.astype(np.int32),
+            depth=depth.astype(np.int32),
+            end=end.astype(np.int32),
             own_chars=own,
             own_link_chars=own_link,
             is_link=is_link,
-            is_block=is_block,
-            chars=np.zeros(0),  # replaced below
-            link_chars=np.zeros(0),
-            tags=(end - positions - 1).astype(np.int64),
-            link_tags=(prefix_link_tags[end] - prefix_link_tags[positions + 1]).astype(np.int64),
+            is_block=np.fromiter(map(BLOCK_TAGS.__contains__, tags), bool, m),
+            chars=_subtree_sum(end, own),
+            link_chars=_subtree_sum(end, own_link),
+            tags=end - positions - 1,
+            link_tags=prefix_link_tags[end] - prefix_link_tags[positions + 1],
         )
-        object.__setattr__(table, "chars", table.subtree_sum(own))
-        object.__setattr__(table, "link_chars", table.subtree_sum(own_link))
-        return (
-            table,
-            np.asarray(ev_kind, dtype=np.int8),
-            np.asarray(ev_node, dtype=np.int32),
-            ev_text,
-            elements,
+        return _Walk(
+            table=table,
+            kinds=kinds,
+            owners=owners[order].astype(np.int32),
+            piece=piece[order].astype(np.int32),
+            pieces=pieces,
+            piece_chars=piece_chars,
+            elements=elements,
         )
 
     @property
     def nodes(self) -> NodeTable:
         """The node table (built on first use)."""
-        return self._walk[0]
+        return self._walk.table
 
     @property
     def elements(self) -> list[Any]:
         """The lxml elements of the node table, same order."""
-        return self._walk[4]
+        return self._walk.elements
 
     # ------------------------------------------------------------------ output
+    def _selected_pieces(self, selected: np.ndarray) -> list[str]:
+        walk = self._walk
+        return [
+            "\n" if i < 0 else _collapse_piece(walk.pieces[i])
+            for i in walk.piece[selected].tolist()
+        ]
+
     def text_of(self, content: np.ndarray) -> str:
         """Text of the elements marked in ``content`` (a boolean array over the node table),
         in document order; block elements start new lines; white space normalised.
@@ -503,34 +641,41 @@ class Document:
         Only the text directly owned by a marked element is taken, so callers mark whole
         subtrees (see :meth:`NodeTable.with_descendants`) when they mean them.
         """
-        table, kinds, owners, texts, _ = self._walk
+        walk = self._walk
         if not content.any():
             return ""
-        selected = np.where(kinds == EVENT_TEXT, content[owners], table.is_block[owners])
-        parts = [texts[i] if kinds[i] == EVENT_TEXT else "\n" for i in np.flatnonzero(selected)]
-        return normalise_text("".join(parts))
+        selected = np.where(
+            walk.kinds == EVENT_TEXT, content[walk.owners], walk.table.is_block[walk.owners]
+        )
+        # Event kinds need no check below: a selected open/close event is a line break.
+        return normalise_text("".join(self._selected_pieces(selected)))
 
     def html_of(self, content: np.ndarray) -> str:
         """Cleaned HTML of the marked elements with their ancestors: tags without attributes
         (except ``href``, ``src`` and ``alt``), text of marked elements only."""
-        table, kinds, owners, texts, elements = self._walk
+        walk = self._walk
         if not content.any():
             return ""
+        table = walk.table
         keep = table.with_ancestors(content)
+        selected = np.where(walk.kinds == EVENT_TEXT, content[walk.owners], keep[walk.owners])
         out: list[str] = []
-        for i in np.flatnonzero(np.where(kinds == EVENT_TEXT, content[owners], keep[owners])):
-            kind, node = kinds[i], owners[i]
+        for kind, node, piece in zip(
+            walk.kinds[selected].tolist(),
+            walk.owners[selected].tolist(),
+            walk.piece[selected].tolist(),
+            strict=True,
+        ):
             if kind == EVENT_TEXT:
-                out.append(escape(texts[i], quote=False))
+                out.append(escape(_collapse_piece(walk.pieces[piece]), quote=False))
             elif kind == EVENT_OPEN:
-                tag = table.tag[node]
-                attrib = elements[node].attrib
+                attrib = walk.elements[node].attrib
                 attrs = "".join(
                     f' {name}="{escape(attrib[name])}"'
                     for name in ("href", "src", "alt")
                     if name in attrib
                 )
-                out.append(f"<{tag}{attrs}>")
+                out.append(f"<{table.tag[node]}{attrs}>")
             elif table.tag[node] not in _VOID_TAGS:
                 out.append(f"</{table.tag[node]}>")
         return "".join(out)
@@ -545,23 +690,20 @@ class Document:
         """Per element of the node table, the last non-blank text piece of its subtree in
         document order (white space collapsed and stripped; ``""`` for a subtree without
         text). How a block *ends* ("Read more", "...") without another walk of the tree."""
-        table, kinds, owners, texts, _ = self._walk
-        n = len(table)
+        walk = self._walk
+        kinds = walk.kinds
         events = np.arange(len(kinds))
-        nonblank = (kinds == EVENT_TEXT) & np.fromiter(
-            (t != " " for t in texts), bool, len(texts)
-        )
+        nonblank = np.concatenate((walk.piece_chars, [0]))[walk.piece] > 0  # piece -1: none
         last_text_event = np.maximum.accumulate(np.where(nonblank, events, -1))
         open_event = np.flatnonzero(kinds == EVENT_OPEN)  # opened in node-index order
-        close_event = np.empty(n, dtype=np.int64)
+        close_event = np.empty(len(walk.table), dtype=np.int64)
         closing = np.flatnonzero(kinds == EVENT_CLOSE)
-        close_event[owners[closing]] = closing
+        close_event[walk.owners[closing]] = closing
         last = last_text_event[close_event]
-        inside = last > open_event
-        return tuple(
-            texts[j].strip() if ok else ""
-            for j, ok in zip(last.tolist(), inside.tolist(), strict=True)
-        )
+        piece = np.where(last > open_event, walk.piece[last], -1)
+        words = {i: " ".join(walk.pieces[i].split()) for i in set(piece.tolist()) - {-1}}
+        words[-1] = ""
+        return tuple(map(words.__getitem__, piece.tolist()))
 
     @cached_property
     def title(self) -> str | None:
