@@ -550,6 +550,7 @@ class Document:
         pieces = [texts[i] for i in with_text.tolist()]
         pieces += [tails[i] for i in with_tail.tolist()]
         pieces += loose_texts
+        del texts, tails, index
         piece_owner = np.concatenate((with_text, parent[with_tail], loose_owner))
         piece_chars = _collapsed_lengths(pieces)
 
@@ -560,27 +561,25 @@ class Document:
         positions = np.arange(m)
         count = len(pieces)
         n_text, n_tail = with_text.size, with_tail.size
+        n_loose = len(loose_texts)
         place = np.concatenate(
             (positions, with_text, end, end[with_tail], kept_before[np.concatenate(loose_at)])
-        )
-        opening = np.concatenate(
-            (np.ones(m + n_text, np.int64), np.zeros(m + n_tail + len(loose_texts), np.int64))
-        )
+        ).astype(np.int32)
+        opening = np.repeat(np.array([1, 0], np.int8), [m + n_text, m + n_tail + n_loose])
         nesting = -np.concatenate(
-            (np.zeros(m + n_text, np.int64), depth, depth[with_tail], depth[loose_owner] + 1)
+            (np.zeros(m + n_text, np.int32), depth, depth[with_tail], depth[loose_owner] + 1),
+            dtype=np.int32,
         )
-        within = np.concatenate(
-            (np.zeros(m), np.ones(n_text), np.zeros(m), np.ones(n_tail),
-             np.full(len(loose_texts), 2))
-        )
+        within = np.repeat(np.array([0, 1, 0, 1, 2], np.int8), [m, n_text, m, n_tail, n_loose])
         rank = np.concatenate(
-            (np.zeros(2 * m + n_text + n_tail, np.int64), np.concatenate(loose_rank))
-        )
+            (np.zeros(2 * m + n_text + n_tail, np.int64), *loose_rank)
+        ).astype(np.int32)
         order = np.lexsort((rank, within, nesting, opening, place))
-        kinds = np.concatenate(
-            (np.full(m, EVENT_OPEN), np.full(n_text, EVENT_TEXT), np.full(m, EVENT_CLOSE),
-             np.full(count - n_text, EVENT_TEXT))
-        ).astype(np.int8)[order]
+        del place, opening, nesting, within, rank
+        kinds = np.repeat(
+            np.array([EVENT_OPEN, EVENT_TEXT, EVENT_CLOSE, EVENT_TEXT], np.int8),
+            [m, n_text, m, count - n_text],
+        )[order]
         owners = np.concatenate((positions, with_text, positions, piece_owner[n_text:]))
         piece = np.concatenate(
             (np.full(m, -1), np.arange(n_text), np.full(m, -1), np.arange(n_text, count))
