@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from html import escape, unescape
@@ -257,18 +257,27 @@ _IS_SPACE = np.array([chr(c).isspace() for c in range(0x3002)])
 _CHUNK_CHARS = 1 << 20
 
 
-class _TagNames(dict[str, str]):
-    """Tag as lxml gives it -> lower-case local name (namespace dropped); one shared
-    string per distinct tag."""
+class _SharedStrings(dict[str, str]):
+    """``function`` of a string, cached: one shared result per distinct input (tag names
+    and class lists repeat within a page and across a site's pages). Bounded, as a page
+    can invent any number of distinct names."""
 
-    def __missing__(self, tag: str) -> str:
-        if len(self) > 4096:  # bounded: a page can invent any number of tag names
+    def __init__(self, function: Callable[[str], str], size: int) -> None:
+        super().__init__()
+        self.function = function
+        self.size = size
+
+    def __missing__(self, key: str) -> str:
+        if len(self) >= self.size:
             self.clear()
-        name = self[tag] = tag.rsplit("}", 1)[-1].lower()
-        return name
+        value = self[key] = self.function(key)
+        return value
 
 
-_TAG_NAMES = _TagNames()
+#: Tag as lxml gives it -> lower-case local name (namespace dropped).
+_TAG_NAMES = _SharedStrings(lambda tag: tag.rsplit("}", 1)[-1].lower(), 1 << 12)
+#: Hint as read -> lower case.
+_HINTS = _SharedStrings(str.lower, 1 << 14)
 
 
 def _tree_shape(parents: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -291,13 +300,13 @@ def _tree_shape(parents: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]
 
 def _read_attributes(elements: list[Any]) -> tuple[tuple[str, ...], list[int]]:
     """Per element, its hint: class, id, role and itemprop lower-cased and space-separated
-    (``""`` when it has no attributes; equal hints share one string); and the positions
+    (``""`` when it has no attributes; equal hints share one string), and the positions
     of the hidden elements (``hidden``, ``aria-hidden="true"``, inline ``display:none`` or
     ``visibility:hidden``). One ``items()`` call per element: every lxml attribute access
     costs about as much."""
     hints: list[str] = []
     hidden: list[int] = []
-    shared: dict[str, str] = {"": ""}
+    lower = _HINTS.__getitem__
     for position, items in enumerate(map(_ITEMS, elements)):
         if not items:
             hints.append("")
@@ -305,7 +314,7 @@ def _read_attributes(elements: list[Any]) -> tuple[tuple[str, ...], list[int]]:
         attrib = dict(items)
         get = attrib.get
         hint = f"{get('class', '')} {get('id', '')} {get('role', '')} {get('itemprop', '')}"
-        hints.append(shared.setdefault(hint, hint.lower()))
+        hints.append(lower(hint))
         if not _MAY_HIDE.isdisjoint(attrib) and _is_hidden(attrib):
             hidden.append(position)
     return tuple(hints), hidden
