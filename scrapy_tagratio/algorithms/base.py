@@ -19,6 +19,7 @@ __all__ = [
     "HEADING_TAGS",
     "Algorithm",
     "Labelling",
+    "ancestors_or_self",
     "bad_parameter",
     "check_bool",
     "check_choice",
@@ -160,6 +161,12 @@ def tag_mask(nodes: NodeTable, names: Collection[str]) -> np.ndarray:
     wanted = np.zeros(len(codes), dtype=bool)
     wanted[[codes[name] for name in names if name in codes]] = True
     return wanted[node_codes]
+
+
+def ancestors_or_self(nodes: NodeTable, node: int) -> np.ndarray:
+    """Boolean per node: it is ``node`` or one of its ancestors (the path up to the body),
+    in one comparison: the subtrees ``[i, end[i])`` that contain ``node``."""
+    return (np.arange(len(nodes)) <= node) & (nodes.end > node)
 
 
 def dom_labelling(
