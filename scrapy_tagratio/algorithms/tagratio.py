@@ -40,6 +40,7 @@ from .base import (
     HEADING_TAGS,
     Algorithm,
     Labelling,
+    ancestors_or_self,
     check_range,
     dom_labelling,
     tag_mask,
@@ -150,9 +151,8 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
     marked, threshold = extract_content(nodes, density, 1.0)
     by_cectd = nodes.with_descendants(marked)
     sums = density_sum(nodes, density)
-    main = np.zeros(n, dtype=bool)
-    main[int(np.argmax(sums))] = True
-    main_path = nodes.with_ancestors(main)
+    main = int(np.argmax(sums))
+    main_path = ancestors_or_self(nodes, main)
     furniture_tag = tag_mask(nodes, BOILERPLATE_TAGS)
     furniture_hint = hint_flags(nodes)
     under_tag = nodes.with_descendants(furniture_tag & ~main_path)
@@ -163,7 +163,6 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
     link_length = np.bincount(owner, weights=nodes.own_link_chars, minlength=n)
     blocks = np.flatnonzero(length > 0)
     parents = np.maximum(nodes.parent[blocks], 0)
-    tags = [nodes.tag[b] for b in blocks.tolist()]
     log_density = np.log1p(np.maximum(density[blocks], 0.0))
     features = np.column_stack(
         (
@@ -174,12 +173,12 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
             by_cectd[blocks],
             under_tag[blocks],
             under_hint[blocks],
-            np.clip((nodes.depth[blocks] - nodes.depth[main][0]) / 5.0, -3.0, 3.0),
+            np.clip((nodes.depth[blocks] - nodes.depth[main]) / 5.0, -3.0, 3.0),
             blocks / max(n, 1),
-            [t in HEADING_TAGS for t in tags],
-            [t == "li" for t in tags],
-            [t == "p" for t in tags],
-            [t in ("td", "th") for t in tags],
+            tag_mask(nodes, HEADING_TAGS)[blocks],
+            tag_mask(nodes, ("li",))[blocks],
+            tag_mask(nodes, ("p",))[blocks],
+            tag_mask(nodes, ("td", "th"))[blocks],
             sums[parents] / max(float(sums.max()), 1e-9),
         )
     ).astype(np.float64)
