@@ -89,8 +89,8 @@ def _names_boilerplate(hint: str) -> bool:
     """The hint names a boilerplate region, and not the article body (which overrules).
 
     Class words are read as components: "menu-item" and "sd_sharing" name a menu and a
-    share bar, "update" does not name a date. Cached: a site's pages repeat their class
-    names, so most lookups are hits.
+    share bar, "update" does not name a date. Cached across pages: a site's pages repeat
+    their class names, so on a crawl most lookups are hits.
     """
     words = hint.replace("-", " ").replace("_", " ")
     return BOILERPLATE_HINT.search(words) is not None and CONTENT_HINT.search(words) is None
