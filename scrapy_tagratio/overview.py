@@ -60,6 +60,7 @@ from .algorithms.base import (
     Labelling,
     check_choice,
     check_range,
+    tag_codes,
     tag_mask,
 )
 from .document import Document, NodeTable
@@ -258,9 +259,8 @@ def _teaser_counts(
     items = np.flatnonzero(item)
     teasers = summaries = largest = 0
     if items.size:
-        codes = {tag: code for code, tag in enumerate(set(nodes.tag))}
-        tag_code = np.fromiter((codes[nodes.tag[i]] for i in items.tolist()), np.int64, items.size)
-        key = nodes.parent[items].astype(np.int64) * len(codes) + tag_code
+        node_codes, codes = tag_codes(nodes)
+        key = nodes.parent[items].astype(np.int64) * len(codes) + node_codes[items]
         _, group, size = np.unique(key, return_inverse=True, return_counts=True)
         grouped = size[group] >= TEASER_GROUP
         summary = (nodes.chars[items] - nodes.link_chars[items]) * scale >= TEASER_SUMMARY
@@ -269,12 +269,10 @@ def _teaser_counts(
         largest = int(size.max()) if teasers else 0
     is_heading = tag_mask(nodes, HEADING_TAGS)
     heading_links = int((is_heading & (nodes.subtree_sum(is_anchor.astype(np.int64)) > 0)).sum())
-    targets = set()
-    for i in np.flatnonzero(headline).tolist():
-        href = document.elements[i].get("href")
-        if href and _looks_like_article_link(href):
-            targets.add(href)
-    return teasers, summaries, largest, heading_links, len(targets)
+    elements = document.elements
+    targets = {elements[i].get("href") for i in np.flatnonzero(headline).tolist()}
+    article_links = sum(1 for href in targets if href and _looks_like_article_link(href))
+    return teasers, summaries, largest, heading_links, article_links
 
 
 _LINK_PATH = re.compile(r"^(?:[a-zA-Z][\w+.-]*:)?(?://[^/?#]*)?([^?#]*)")
@@ -315,9 +313,8 @@ def _prose(nodes: NodeTable, scale: float) -> tuple[int, float, float]:
         return 0, 0.0, 0.0
     best = int(np.argmax(run_text))
     long_text = np.where(text >= LONG_PARAGRAPH, text, 0.0)
-    under_parent = np.zeros(n)
     has_parent = nodes.parent >= 0
-    np.add.at(under_parent, nodes.parent[has_parent], long_text[has_parent])
+    under_parent = np.bincount(nodes.parent[has_parent], weights=long_text[has_parent], minlength=n)
     block = float((under_parent + long_text).max())
     return int(run_long[best]), float(run_text[best]) / total, block
 

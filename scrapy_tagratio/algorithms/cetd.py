@@ -31,7 +31,14 @@ from typing import ClassVar
 import numpy as np
 
 from ..document import Document, NodeTable
-from .base import Algorithm, Labelling, check_choice, check_range, dom_labelling
+from .base import (
+    Algorithm,
+    Labelling,
+    ancestors_or_self,
+    check_choice,
+    check_range,
+    dom_labelling,
+)
 
 __all__ = [
     "CECTD",
@@ -73,25 +80,34 @@ def composite_text_density(
 
 def density_sum(nodes: NodeTable, density: np.ndarray) -> np.ndarray:
     """Definition 3: per node, the sum of its children's densities."""
-    sums = np.zeros(len(nodes), dtype=np.float64)
     has_parent = nodes.parent >= 0
-    np.add.at(sums, nodes.parent[has_parent], density[has_parent])
-    return sums
+    return np.bincount(nodes.parent[has_parent], weights=density[has_parent], minlength=len(nodes))
 
 
 def _subtree_argmax(nodes: NodeTable, values: np.ndarray) -> np.ndarray:
-    """Per node, the index of the largest ``values`` in its subtree (itself included;
-    the earliest node wins ties). One pass in reverse document order."""
-    best = np.arange(len(nodes))
-    best_value = values.astype(np.float64).copy()
-    parent = nodes.parent.tolist()
-    best_list, value_list = best.tolist(), best_value.tolist()
-    for node in range(len(parent) - 1, 0, -1):
-        up = parent[node]
-        if value_list[node] > value_list[up]:
-            value_list[up] = value_list[node]
-            best_list[up] = best_list[node]
-    return np.asarray(best_list, dtype=np.int64)
+    """Per node, the index of the largest ``values`` in its subtree (itself included).
+
+    Ties go as in a bottom-up pass that lets a child's best replace its parent's only
+    when strictly larger, visiting the children last to first: to the node that comes
+    last in post-order (a node before its descendants, a later sibling's subtree before
+    an earlier one's). Nodes are ranked by ``(value, post-order)`` and the subtrees,
+    the contiguous ranges ``[i, end[i])``, queried in a sparse table of range maxima
+    (level k: the largest rank in ``[i, i + 2**k)``; log2(n) levels, two per query)."""
+    n = len(nodes)
+    positions = np.arange(n)
+    post_order = nodes.end - nodes.depth - 1  # descendants, then earlier subtrees first
+    order = np.lexsort((post_order, values))
+    rank = np.empty(n, dtype=np.intp)
+    rank[order] = positions
+    table = np.zeros((max(n, 1).bit_length(), n), dtype=np.intp)
+    table[0] = rank
+    for level in range(1, len(table)):
+        half = 1 << (level - 1)
+        np.maximum(table[level - 1, :-half], table[level - 1, half:], out=table[level, :-half])
+    # Each subtree is covered by two windows of its size's largest power of two.
+    window = np.frexp(nodes.end - positions)[1] - 1  # floor(log2(size))
+    best = np.maximum(table[window, positions], table[window, nodes.end - (1 << window)])
+    return order[best]
 
 
 def extract_content(nodes: NodeTable, density: np.ndarray, lam: float) -> tuple[np.ndarray, float]:
@@ -99,14 +115,9 @@ def extract_content(nodes: NodeTable, density: np.ndarray, lam: float) -> tuple[
     whole subtree is content) and the threshold used."""
     sums = density_sum(nodes, density)
     best = _subtree_argmax(nodes, sums)
-    threshold = float(density[0]) * lam
     # Lower the threshold to the weakest node between the max-DensitySum node and body.
-    node = int(best[0])
-    path_min = float(density[node])
-    while node > 0:
-        node = int(nodes.parent[node])
-        path_min = min(path_min, float(density[node]))
-    threshold = min(threshold, path_min)
+    path_min = float(density[ancestors_or_self(nodes, int(best[0]))].min())
+    threshold = min(float(density[0]) * lam, path_min)
     # ExtractContent visits the nodes whose whole path from body passes the threshold.
     visited = ~nodes.with_descendants(density < threshold)
     marked = np.zeros(len(nodes), dtype=bool)

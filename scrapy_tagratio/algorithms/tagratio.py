@@ -40,6 +40,7 @@ from .base import (
     HEADING_TAGS,
     Algorithm,
     Labelling,
+    ancestors_or_self,
     check_range,
     dom_labelling,
     tag_mask,
@@ -54,39 +55,52 @@ BOILERPLATE_TAGS = frozenset(
      "time", "address"}
 )
 #: Class/id/role words of boilerplate regions (the vocabulary of web templates, which is
-#: English whatever the page's language).
-BOILERPLATE_HINT = re.compile(
-    r"\b(?:comment|share|sharing|social|related|recommend|newsletter|subscri|sidebar|"
-    r"widget|footer|breadcrumb|nav|menu|promo|sponsor|advert|banner|cookie|consent|popup|"
-    r"modal|paywall|tags|taglist|author|bio|byline|pagination|pager|complementary|"
-    r"contentinfo|disqus|outbrain|taboola|caption|credit|copyright|meta|date|rating|"
-    r"toolbar|overlay|login|signup|tweet|twitter|instagram|embed|legend|upsell|affiliate|"
-    r"donat|flyout|likes|rss|(?:ad|ads)\b)"
-)
+#: English whatever the page's language): a hint names such a region when one of its
+#: words starts with one of these (regular expressions, each starting with a letter).
+BOILERPLATE_WORDS = (
+    "comment", "share", "sharing", "social", "related", "recommend", "newsletter", "subscri",
+    "sidebar", "widget", "footer", "breadcrumb", "nav", "menu", "promo", "sponsor", "advert",
+    "banner", "cookie", "consent", "popup", "modal", "paywall", "tags", "taglist", "author",
+    "bio", "byline", "pagination", "pager", "complementary", "contentinfo", "disqus",
+    "outbrain", "taboola", "caption", "credit", "copyright", "meta", "date", "rating",
+    "toolbar", "overlay", "login", "signup", "tweet", "twitter", "instagram", "embed",
+    "legend", "upsell", "affiliate", "donat", "flyout", "likes", "rss", r"ads?\b",
+)  # fmt: skip
+
+
+def _by_first_letter(words: tuple[str, ...]) -> str:
+    """The alternation of ``words`` grouped by their first letter: Python's ``re`` tries
+    the branches of an alternation one by one, so grouped, a word that starts none of
+    them fails after one test per letter instead of one per word (the hints of a page
+    are the hot loop of :func:`hint_flags`)."""
+    groups: dict[str, list[str]] = {}
+    for word in words:
+        groups.setdefault(word[0], []).append(word[1:])
+    return "|".join(f"{letter}(?:{'|'.join(rests)})" for letter, rests in groups.items())
+
+
+BOILERPLATE_HINT = re.compile(rf"\b(?:{_by_first_letter(BOILERPLATE_WORDS)})")
 #: Hints that mark the article body itself and overrule the above.
-CONTENT_HINT = re.compile(
-    r"\b(?:articlebody|article body|article  body|post content|entry content)\b"
-)
+CONTENT_HINT = re.compile(r"\b(?:article {0,2}body|post content|entry content)\b")
 
 
 @lru_cache(maxsize=1 << 16)
-def _hint_kind(hint: str) -> int:
-    """0 plain, 1 names a boilerplate region, 2 names the article body (which overrules).
+def _names_boilerplate(hint: str) -> bool:
+    """The hint names a boilerplate region, and not the article body (which overrules).
 
     Class words are read as components: "menu-item" and "sd_sharing" name a menu and a
-    share bar, "update" does not name a date. Cached: a site's pages repeat their class
-    names, so most lookups are hits.
+    share bar, "update" does not name a date. Cached across pages: a site's pages repeat
+    their class names, so on a crawl most lookups are hits.
     """
     words = hint.replace("-", " ").replace("_", " ")
-    if CONTENT_HINT.search(words):
-        return 2
-    return 1 if BOILERPLATE_HINT.search(words) else 0
+    return BOILERPLATE_HINT.search(words) is not None and CONTENT_HINT.search(words) is None
 
 
 def hint_flags(nodes: NodeTable) -> np.ndarray:
     """Boolean per node: its class/id/role/itemprop names a boilerplate region (and not
-    the article body)."""
-    return np.fromiter(map(_hint_kind, nodes.hint), np.int8, len(nodes)) == 1
+    the article body). Each distinct hint of the page is read once."""
+    flag_of = {hint: _names_boilerplate(hint) for hint in dict.fromkeys(nodes.hint)}
+    return np.fromiter(map(flag_of.__getitem__, nodes.hint), bool, len(nodes))
 
 
 #: Names of the features of :func:`block_features`, in column order.
@@ -137,9 +151,8 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
     marked, threshold = extract_content(nodes, density, 1.0)
     by_cectd = nodes.with_descendants(marked)
     sums = density_sum(nodes, density)
-    main = np.zeros(n, dtype=bool)
-    main[int(np.argmax(sums))] = True
-    main_path = nodes.with_ancestors(main)
+    main = int(np.argmax(sums))
+    main_path = ancestors_or_self(nodes, main)
     furniture_tag = tag_mask(nodes, BOILERPLATE_TAGS)
     furniture_hint = hint_flags(nodes)
     under_tag = nodes.with_descendants(furniture_tag & ~main_path)
@@ -150,7 +163,6 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
     link_length = np.bincount(owner, weights=nodes.own_link_chars, minlength=n)
     blocks = np.flatnonzero(length > 0)
     parents = np.maximum(nodes.parent[blocks], 0)
-    tags = [nodes.tag[b] for b in blocks.tolist()]
     log_density = np.log1p(np.maximum(density[blocks], 0.0))
     features = np.column_stack(
         (
@@ -161,12 +173,12 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
             by_cectd[blocks],
             under_tag[blocks],
             under_hint[blocks],
-            np.clip((nodes.depth[blocks] - nodes.depth[main][0]) / 5.0, -3.0, 3.0),
+            np.clip((nodes.depth[blocks] - nodes.depth[main]) / 5.0, -3.0, 3.0),
             blocks / max(n, 1),
-            [t in HEADING_TAGS for t in tags],
-            [t == "li" for t in tags],
-            [t == "p" for t in tags],
-            [t in ("td", "th") for t in tags],
+            tag_mask(nodes, HEADING_TAGS)[blocks],
+            tag_mask(nodes, ("li",))[blocks],
+            tag_mask(nodes, ("p",))[blocks],
+            tag_mask(nodes, ("td", "th"))[blocks],
             sums[parents] / max(float(sums.max()), 1e-9),
         )
     ).astype(np.float64)
