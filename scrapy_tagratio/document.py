@@ -139,6 +139,26 @@ class NodeTable:
             is_block[0] = True
         return np.where(is_block, np.arange(len(self)), self.nearest_ancestor(is_block))
 
+    @cached_property
+    def tag_codes(self) -> tuple[np.ndarray, dict[str, int]]:
+        """Per node, a small integer naming its tag, and the map from tag name to code:
+        one pass over the names serves every tag mask of the page (the default algorithm,
+        the overview detector and TextSweeper each ask for several)."""
+        codes = {tag: code for code, tag in enumerate(dict.fromkeys(self.tag))}
+        return np.fromiter(map(codes.__getitem__, self.tag), np.intp, len(self)), codes
+
+    def tag_mask(self, names: Collection[str]) -> np.ndarray:
+        """Boolean per node: its tag is one of ``names``."""
+        node_codes, codes = self.tag_codes
+        wanted = np.zeros(len(codes), dtype=bool)
+        wanted[[codes[name] for name in names if name in codes]] = True
+        return wanted[node_codes]
+
+    def ancestors_or_self(self, node: int) -> np.ndarray:
+        """Boolean per node: it is ``node`` or one of its ancestors (the path up to the
+        root), in one comparison: the subtrees ``[i, end[i])`` that contain ``node``."""
+        return (np.arange(len(self)) <= node) & (self.end > node)
+
     def subtree_sum(self, values: np.ndarray) -> np.ndarray:
         """Sum of ``values`` over each element's subtree (itself included)."""
         return _subtree_sum(self.end, values)

@@ -60,8 +60,6 @@ from .algorithms.base import (
     Labelling,
     check_choice,
     check_range,
-    tag_codes,
-    tag_mask,
 )
 from .document import Document, NodeTable
 
@@ -259,7 +257,7 @@ def _teaser_counts(
     items = np.flatnonzero(item)
     teasers = summaries = largest = 0
     if items.size:
-        node_codes, codes = tag_codes(nodes)
+        node_codes, codes = nodes.tag_codes
         key = nodes.parent[items].astype(np.int64) * len(codes) + node_codes[items]
         _, group, size = np.unique(key, return_inverse=True, return_counts=True)
         grouped = size[group] >= TEASER_GROUP
@@ -267,7 +265,7 @@ def _teaser_counts(
         teasers = int(grouped.sum())
         summaries = int((grouped & summary).sum())
         largest = int(size.max()) if teasers else 0
-    is_heading = tag_mask(nodes, HEADING_TAGS)
+    is_heading = nodes.tag_mask(HEADING_TAGS)
     heading_links = int((is_heading & (nodes.subtree_sum(is_anchor.astype(np.int64)) > 0)).sum())
     elements = document.elements
     targets = {elements[i].get("href") for i in np.flatnonzero(headline).tolist()}
@@ -369,7 +367,7 @@ def page_evidence(document: Document, labelling: Labelling) -> PageEvidence:
     nodes = document.nodes
     scale = text_scale(document)
     total = int(nodes.chars[0]) if len(nodes) else 0
-    is_anchor = tag_mask(nodes, frozenset({"a"}))
+    is_anchor = nodes.tag_mask(frozenset({"a"}))
     teasers, summaries, largest, heading_links, article_links = _teaser_counts(
         document, scale, is_anchor
     )

@@ -4,14 +4,13 @@ and parameter validation that names the bad value."""
 from __future__ import annotations
 
 import dataclasses
-import weakref
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
-from ..document import Document, NodeTable
+from ..document import Document
 from ..errors import ExtractionError
 from ..result import BlockKind, BlockScores
 
@@ -19,14 +18,11 @@ __all__ = [
     "HEADING_TAGS",
     "Algorithm",
     "Labelling",
-    "ancestors_or_self",
     "bad_parameter",
     "check_bool",
     "check_choice",
     "check_range",
     "dom_labelling",
-    "tag_codes",
-    "tag_mask",
 ]
 
 
@@ -133,40 +129,6 @@ def check_choice(name: str, value: Any, choices: Collection[str]) -> None:
 
 #: Heading elements.
 HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
-
-
-_TAG_CODES: weakref.WeakKeyDictionary[NodeTable, tuple[np.ndarray, dict[str, int]]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def tag_codes(nodes: NodeTable) -> tuple[np.ndarray, dict[str, int]]:
-    """Per node, a small integer naming its tag, and the map from tag name to code.
-
-    Built once per node table (kept while the table lives) and shared by every stage that
-    asks for tag masks: the default algorithm, the overview detector and TextSweeper each
-    ask for several, and one pass over the tag names serves them all.
-    """
-    cached = _TAG_CODES.get(nodes)
-    if cached is None:
-        codes = {tag: code for code, tag in enumerate(dict.fromkeys(nodes.tag))}
-        cached = np.fromiter(map(codes.__getitem__, nodes.tag), np.intp, len(nodes)), codes
-        _TAG_CODES[nodes] = cached
-    return cached
-
-
-def tag_mask(nodes: NodeTable, names: Collection[str]) -> np.ndarray:
-    """Boolean per node: its tag is one of ``names``."""
-    node_codes, codes = tag_codes(nodes)
-    wanted = np.zeros(len(codes), dtype=bool)
-    wanted[[codes[name] for name in names if name in codes]] = True
-    return wanted[node_codes]
-
-
-def ancestors_or_self(nodes: NodeTable, node: int) -> np.ndarray:
-    """Boolean per node: it is ``node`` or one of its ancestors (the path up to the body),
-    in one comparison: the subtrees ``[i, end[i])`` that contain ``node``."""
-    return (np.arange(len(nodes)) <= node) & (nodes.end > node)
 
 
 def dom_labelling(

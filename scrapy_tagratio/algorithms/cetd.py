@@ -34,7 +34,6 @@ from ..document import Document, NodeTable
 from .base import (
     Algorithm,
     Labelling,
-    ancestors_or_self,
     check_choice,
     check_range,
     dom_labelling,
@@ -116,7 +115,7 @@ def extract_content(nodes: NodeTable, density: np.ndarray, lam: float) -> tuple[
     sums = density_sum(nodes, density)
     best = _subtree_argmax(nodes, sums)
     # Lower the threshold to the weakest node between the max-DensitySum node and body.
-    path_min = float(density[ancestors_or_self(nodes, int(best[0]))].min())
+    path_min = float(density[nodes.ancestors_or_self(int(best[0]))].min())
     threshold = min(float(density[0]) * lam, path_min)
     # ExtractContent visits the nodes whose whole path from body passes the threshold.
     visited = ~nodes.with_descendants(density < threshold)

@@ -40,10 +40,8 @@ from .base import (
     HEADING_TAGS,
     Algorithm,
     Labelling,
-    ancestors_or_self,
     check_range,
     dom_labelling,
-    tag_mask,
 )
 from .cetd import CECTD, density_sum, extract_content
 
@@ -152,8 +150,8 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
     by_cectd = nodes.with_descendants(marked)
     sums = density_sum(nodes, density)
     main = int(np.argmax(sums))
-    main_path = ancestors_or_self(nodes, main)
-    furniture_tag = tag_mask(nodes, BOILERPLATE_TAGS)
+    main_path = nodes.ancestors_or_self(main)
+    furniture_tag = nodes.tag_mask(BOILERPLATE_TAGS)
     furniture_hint = hint_flags(nodes)
     under_tag = nodes.with_descendants(furniture_tag & ~main_path)
     under_hint = nodes.with_descendants(furniture_hint & ~main_path)
@@ -175,10 +173,10 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
             under_hint[blocks],
             np.clip((nodes.depth[blocks] - nodes.depth[main]) / 5.0, -3.0, 3.0),
             blocks / max(n, 1),
-            tag_mask(nodes, HEADING_TAGS)[blocks],
-            tag_mask(nodes, ("li",))[blocks],
-            tag_mask(nodes, ("p",))[blocks],
-            tag_mask(nodes, ("td", "th"))[blocks],
+            nodes.tag_mask(HEADING_TAGS)[blocks],
+            nodes.tag_mask(("li",))[blocks],
+            nodes.tag_mask(("p",))[blocks],
+            nodes.tag_mask(("td", "th"))[blocks],
             sums[parents] / max(float(sums.max()), 1e-9),
         )
     ).astype(np.float64)

@@ -61,7 +61,6 @@ from .base import (
     Labelling,
     check_range,
     dom_labelling,
-    tag_mask,
 )
 
 __all__ = [
@@ -188,16 +187,16 @@ class TextSweeper(Algorithm):
     # ------------------------------------------------------------------ steps
     def removed(self, nodes: NodeTable) -> np.ndarray:
         """Step 1: elements inside a non-content container (not a page-wide one)."""
-        roots = tag_mask(nodes, NON_CONTENT_TAGS)
+        roots = nodes.tag_mask(NON_CONTENT_TAGS)
         roots &= nodes.chars <= PAGE_WRAPPER_SHARE * nodes.chars[0]
         return nodes.with_descendants(roots)
 
     def text_weights(self, nodes: NodeTable) -> np.ndarray:
         """Eq. 1's ``text_weight * parent_text_weight`` for each element's own text."""
         tag_weight = np.where(
-            tag_mask(nodes, HEADING_TAGS),
+            nodes.tag_mask(HEADING_TAGS),
             self.heading_weight,
-            np.where(tag_mask(nodes, BOLD_TAGS), self.bold_weight, 1.0),
+            np.where(nodes.tag_mask(BOLD_TAGS), self.bold_weight, 1.0),
         )
         parent_weight = np.where(nodes.parent >= 0, tag_weight[np.maximum(nodes.parent, 0)], 1.0)
         length_weight = np.where(nodes.own_chars >= self.long_text_length, self.long_text_weight, 1)
@@ -224,7 +223,7 @@ class TextSweeper(Algorithm):
         found = np.setdiff1d(found, outer[same_end])
         parents = nodes.parent[found]
         keep = (parents >= 0) & (nodes.link_tags[np.maximum(parents, 0)] > 0)
-        found = found[keep & ~tag_mask(nodes, HEADING_TAGS)[found]]
+        found = found[keep & ~nodes.tag_mask(HEADING_TAGS)[found]]
         marked = np.zeros(len(nodes), dtype=bool)
         marked[found] = True
         parents = nodes.parent[found]
@@ -247,7 +246,7 @@ class TextSweeper(Algorithm):
     def run(self, document: Document) -> Labelling:
         nodes = document.nodes
         removed = self.removed(nodes)
-        counted = ~tag_mask(nodes, INLINE_TEXT_TAGS) & ~removed
+        counted = ~nodes.tag_mask(INLINE_TEXT_TAGS) & ~removed
         links = nodes.with_descendants(
             nodes.is_link | self.onclick(document) | self.teasers(document, counted)
         )
