@@ -203,14 +203,14 @@ class _Walk:
     stream that text and HTML output are rebuilt from. Per event: its kind, its node (for
     text, the element owning it: a tail belongs to the parent) and, for text, the index of
     its piece in ``pieces`` (-1 for open/close). Pieces are raw text (white space is
-    collapsed on output, :func:`_collapse_piece`); ``piece_chars`` are their collapsed
-    lengths, the C of CETD."""
+    collapsed on output), followed by one line-break marker that index -1 selects;
+    ``piece_chars`` are their collapsed lengths, the C of CETD."""
 
     table: NodeTable
     kinds: np.ndarray  # int8
     owners: np.ndarray  # int32
     piece: np.ndarray  # int32
-    pieces: list[str]
+    pieces: np.ndarray  # object: str, the last one _BREAK
     piece_chars: np.ndarray  # int64
     elements: list[Any]
 
@@ -365,16 +365,6 @@ def _collapsed_lengths(pieces: list[str]) -> np.ndarray:
         )
         first = last
     return out
-
-
-def _collapse_piece(raw: str) -> str:
-    """A text piece as output: inner white space collapsed to one space, a space kept at
-    either end that had white space (it separates words of neighbouring inline
-    elements); a blank piece is one space."""
-    core = " ".join(raw.split())
-    if not core:
-        return " "
-    return f"{' ' if raw[0].isspace() else ''}{core}{' ' if raw[-1].isspace() else ''}"
 
 
 def _is_hidden(attrib: dict[str, str]) -> bool:
@@ -639,7 +629,7 @@ class Document:
             kinds=kinds,
             owners=owners[order].astype(np.int32),
             piece=piece[order].astype(np.int32),
-            pieces=pieces,
+            pieces=np.array([*pieces, _BREAK], dtype=object),
             piece_chars=piece_chars,
             elements=elements,
         )
@@ -655,13 +645,6 @@ class Document:
         return self._walk.elements
 
     # ------------------------------------------------------------------ output
-    def _selected_pieces(self, selected: np.ndarray) -> list[str]:
-        walk = self._walk
-        return [
-            "\n" if i < 0 else _collapse_piece(walk.pieces[i])
-            for i in walk.piece[selected].tolist()
-        ]
-
     def text_of(self, content: np.ndarray) -> str:
         """Text of the elements marked in ``content`` (a boolean array over the node table),
         in document order; block elements start new lines; white space normalised.
@@ -675,8 +658,9 @@ class Document:
         selected = np.where(
             walk.kinds == EVENT_TEXT, content[walk.owners], walk.table.is_block[walk.owners]
         )
-        # Event kinds need no check below: a selected open/close event is a line break.
-        return normalise_text("".join(self._selected_pieces(selected)))
+        # A selected open/close event is a line break: piece -1, the marker.
+        text = "".join(walk.pieces[walk.piece[selected]].tolist())
+        return _BREAKS.sub("\n", _WHITE_SPACE.sub(" ", text)).strip()
 
     def html_of(self, content: np.ndarray) -> str:
         """Cleaned HTML of the marked elements with their ancestors: tags without attributes
@@ -695,7 +679,7 @@ class Document:
             strict=True,
         ):
             if kind == EVENT_TEXT:
-                out.append(escape(_collapse_piece(walk.pieces[piece]), quote=False))
+                out.append(escape(_WHITE_SPACE.sub(" ", walk.pieces[piece]), quote=False))
             elif kind == EVENT_OPEN:
                 attrib = walk.elements[node].attrib
                 attrs = "".join(
@@ -779,6 +763,11 @@ _TITLE_QUERIES = tuple(
 )
 _VOID_TAGS = frozenset({"br", "hr", "img", "input", "wbr", "col", "area"})
 _SPACES = re.compile(r"[^\S\n]+")
+_WHITE_SPACE = re.compile(r"\s+")
+#: Line breaks of the walk's text (a character no lxml text holds), with the spaces
+#: around them.
+_BREAK = "\0"
+_BREAKS = re.compile(r" ?\0[ \0]*")
 _NEWLINES = re.compile(r" ?\n[\s]*")
 
 
