@@ -423,8 +423,10 @@ _PARSER = etree.HTMLParser(
 
 def parse_html(text: str) -> Any:
     """Parse decoded HTML with lxml's HTML parser (the tree type Scrapy's selectors use)."""
-    text = _XML_DECLARATION.sub("", text.replace("\x00", ""), count=1)
-    if not text.strip():
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+    text = _XML_DECLARATION.sub("", text, count=1)
+    if not text or text.isspace():
         return etree.fromstring(b"<html><body></body></html>", parser=_PARSER)
     root = etree.fromstring(text.encode("utf-8", "replace"), parser=_PARSER)
     if root is None:
@@ -659,8 +661,8 @@ class Document:
             walk.kinds == EVENT_TEXT, content[walk.owners], walk.table.is_block[walk.owners]
         )
         # A selected open/close event is a line break: piece -1, the marker.
-        text = "".join(walk.pieces[walk.piece[selected]].tolist())
-        return _BREAKS.sub("\n", _WHITE_SPACE.sub(" ", text)).strip()
+        text = " ".join("".join(walk.pieces[walk.piece[selected]].tolist()).split())
+        return "\n".join(filter(None, map(str.strip, text.split(_BREAK))))
 
     def html_of(self, content: np.ndarray) -> str:
         """Cleaned HTML of the marked elements with their ancestors: tags without attributes
@@ -764,10 +766,8 @@ _TITLE_QUERIES = tuple(
 _VOID_TAGS = frozenset({"br", "hr", "img", "input", "wbr", "col", "area"})
 _SPACES = re.compile(r"[^\S\n]+")
 _WHITE_SPACE = re.compile(r"\s+")
-#: Line breaks of the walk's text (a character no lxml text holds), with the spaces
-#: around them.
+#: The line break of the walk's text: a character no lxml text holds.
 _BREAK = "\0"
-_BREAKS = re.compile(r" ?\0[ \0]*")
 _NEWLINES = re.compile(r" ?\n[\s]*")
 
 
