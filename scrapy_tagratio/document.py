@@ -213,6 +213,7 @@ class _Walk:
     pieces: np.ndarray  # object: str, the last one _BREAK
     piece_chars: np.ndarray  # int64
     elements: list[Any]
+    itemtypes: tuple[str, ...]  # every itemtype value under the body, skipped parts too
 
 
 @dataclass(frozen=True, eq=False)
@@ -318,14 +319,19 @@ def _tree_shape(parents: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     )
 
 
-def _read_attributes(elements: list[Any]) -> tuple[tuple[str, ...], list[int]]:
-    """Per element, its hint: class, id, role and itemprop lower-cased and space-separated
-    (``""`` when it has no attributes; equal hints share one string), and the positions
-    of the hidden elements (``hidden``, ``aria-hidden="true"``, inline ``display:none`` or
-    ``visibility:hidden``). One ``items()`` call per element: every lxml attribute access
-    costs about as much."""
+def _read_attributes(elements: list[Any]) -> tuple[tuple[str, ...], list[int], list[str]]:
+    """What the Document needs of the elements' attributes, in one ``items()`` call per
+    element (every lxml attribute access costs about as much):
+
+    * per element, its hint: class, id, role and itemprop lower-cased and space-separated
+      (``""`` when it has no attributes; equal hints share one string);
+    * the positions of the hidden elements (``hidden``, ``aria-hidden="true"``, inline
+      ``display:none`` or ``visibility:hidden``);
+    * the ``itemtype`` values (microdata types), in document order.
+    """
     hints: list[str] = []
     hidden: list[int] = []
+    itemtypes: list[str] = []
     lower = _HINTS.__getitem__
     for position, items in enumerate(map(_ITEMS, elements)):
         if not items:
@@ -337,7 +343,9 @@ def _read_attributes(elements: list[Any]) -> tuple[tuple[str, ...], list[int]]:
         hints.append(lower(hint))
         if not _MAY_HIDE.isdisjoint(attrib) and _is_hidden(attrib):
             hidden.append(position)
-    return tuple(hints), hidden
+        if "itemtype" in attrib:
+            itemtypes.append(attrib["itemtype"])
+    return tuple(hints), hidden, itemtypes
 
 
 def _collapsed_lengths(pieces: list[str]) -> np.ndarray:
@@ -520,7 +528,7 @@ class Document:
         for i in np.flatnonzero(skip).tolist():
             if tags[i] == "noscript" and _BLOCK_CONTENT_XPATH(elements[i]):
                 skip[i] = False
-        hints, hidden = _read_attributes(elements)
+        hints, hidden, itemtypes = _read_attributes(elements)
         skip[hidden] = True
         skip[0] = False
         keep = ~_subtree_mask(end, skip)
@@ -634,6 +642,7 @@ class Document:
             pieces=np.array([*pieces, _BREAK], dtype=object),
             piece_chars=piece_chars,
             elements=elements,
+            itemtypes=tuple(itemtypes),
         )
 
     @property
@@ -720,13 +729,38 @@ class Document:
         return tuple(map(words.__getitem__, piece.tolist()))
 
     @cached_property
+    def html_title(self) -> str:
+        """The text of the page's first ``<title>`` (white space collapsed; ``""`` if none)."""
+        return _first_text(self._top, "title")
+
+    @cached_property
     def title(self) -> str | None:
         """``og:title``, else ``<title>``, else the first ``<h1>``; None if none has text."""
-        for query in _TITLE_QUERIES:
-            value = " ".join(str(query(self.root)).split())
-            if value:
-                return value
-        return None
+        for meta in self._top.iter("meta"):
+            if meta.get("property") == "og:title":
+                value = " ".join((meta.get("content") or "").split())
+                if value:
+                    return value
+                break
+        return self.html_title or _first_text(self._top, "h1") or None
+
+    @cached_property
+    def itemtypes(self) -> tuple[str, ...]:
+        """Every ``itemtype`` attribute value of the page (microdata types): those under
+        the body as the walk read them, the others (``<html>``, ``<head>``) here."""
+        top, body = self._top, self.body
+        if body is top:
+            return self._walk.itemtypes
+        if body.getparent() is not top:  # an odd tree: one search over all of it
+            return tuple(map(str, _ITEMTYPES(top)))
+        outside = [top, *(el for child in top if child is not body for el in child.iter())]
+        found = [v for v in map(_ITEMTYPE, outside) if v is not None]
+        return (*found, *self._walk.itemtypes)
+
+    @cached_property
+    def _top(self) -> Any:
+        """The root element of the whole document (``root`` may be a part of it)."""
+        return self.root.getroottree().getroot()
 
     @cached_property
     def source(self) -> SourceView:
@@ -755,14 +789,17 @@ class Document:
         )
 
 
-_TITLE_QUERIES = tuple(
-    etree.XPath(query)
-    for query in (
-        "string((//meta[@property='og:title'])[1]/@content)",
-        "string((//title)[1])",
-        "string((//h1)[1])",
-    )
-)
+_ITEMTYPES = etree.XPath("//@itemtype")
+_ITEMTYPE = methodcaller("get", "itemtype")
+
+
+def _first_text(root: Any, tag: str) -> str:
+    """The text of the first ``tag`` element under ``root``, white space collapsed."""
+    for element in root.iter(tag):
+        return " ".join("".join(element.itertext()).split())
+    return ""
+
+
 _VOID_TAGS = frozenset({"br", "hr", "img", "input", "wbr", "col", "area"})
 _SPACES = re.compile(r"[^\S\n]+")
 _WHITE_SPACE = re.compile(r"\s+")

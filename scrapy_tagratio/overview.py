@@ -53,7 +53,6 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 import numpy as np
-from lxml import etree
 
 from .algorithms.base import (
     HEADING_TAGS,
@@ -107,10 +106,8 @@ ITEM_TYPES = frozenset(
 #: schema.org types that declare a listing.
 LISTING_TYPES = frozenset({"CollectionPage", "ItemList", "SearchResultsPage", "Blog"})
 _JSONLD_TYPE = re.compile(r'"@type"\s*:\s*\[?\s*"([^"]+)"')
-_ITEMTYPES = etree.XPath("//@itemtype")
 #: ``<meta>`` names and properties that carry a publication time (articles have one).
 _PUBLISHED_META = frozenset({"article:published_time", "datepublished", "pubdate", "date"})
-_TITLE = etree.XPath("string((//title)[1])")
 
 #: Path segments and query keys of listings in the URL conventions of web software.
 _LISTING_SEGMENTS = frozenset(
@@ -320,9 +317,9 @@ def _prose(nodes: NodeTable, scale: float) -> tuple[int, float, float]:
 def _page_signals(document: Document) -> tuple[bool, bool, bool, bool, bool, bool]:
     """declares article / item / listing, og:type website, published time, rel=next/prev.
 
-    One filtered iteration in C over the tree (``meta``, ``script``, ``link``, ``a``)
-    and one XPath for microdata types."""
-    types = {str(t).strip().rstrip("/").rsplit("/", 1)[-1] for t in _ITEMTYPES(document.root)}
+    One filtered iteration in C over the tree (``meta``, ``script``, ``link``, ``a``);
+    microdata types as the Document read them."""
+    types = {t.strip().rstrip("/").rsplit("/", 1)[-1] for t in document.itemtypes}
     og_type = ""
     published = paginated = False
     for element in document.root.iter("meta", "script", "link", "a"):
@@ -358,7 +355,7 @@ def _title_repeats_heading(document: Document, scale: float) -> bool:
     heading = " ".join("".join(document.elements[first].itertext()).split()).lower()
     if len(heading) * scale < HEADLINE_LINK:
         return False
-    return heading in " ".join(str(_TITLE(document.root)).split()).lower()
+    return heading in document.html_title.lower()
 
 
 def page_evidence(document: Document, labelling: Labelling) -> PageEvidence:
