@@ -681,27 +681,26 @@ class Document:
             return ""
         table = walk.table
         keep = table.with_ancestors(content)
-        selected = np.where(walk.kinds == EVENT_TEXT, content[walk.owners], keep[walk.owners])
-        out: list[str] = []
-        for kind, node, piece in zip(
-            walk.kinds[selected].tolist(),
-            walk.owners[selected].tolist(),
-            walk.piece[selected].tolist(),
-            strict=True,
-        ):
-            if kind == EVENT_TEXT:
-                out.append(escape(_WHITE_SPACE.sub(" ", walk.pieces[piece]), quote=False))
-            elif kind == EVENT_OPEN:
-                attrib = walk.elements[node].attrib
-                attrs = "".join(
-                    f' {name}="{escape(attrib[name])}"'
-                    for name in ("href", "src", "alt")
-                    if name in attrib
-                )
-                out.append(f"<{table.tag[node]}{attrs}>")
-            elif table.tag[node] not in _VOID_TAGS:
-                out.append(f"</{table.tag[node]}>")
-        return "".join(out)
+        selected = np.flatnonzero(
+            np.where(walk.kinds == EVENT_TEXT, content[walk.owners], keep[walk.owners])
+        )
+        kinds, nodes = walk.kinds[selected], walk.owners[selected]
+        markup = np.empty(len(selected), dtype=object)
+        is_text = kinds == EVENT_TEXT
+        # White space of all pieces collapsed at once, between _BREAK markers (not white
+        # space, and in no lxml text), which keep the space at either end of a piece.
+        texts = _BREAK.join(("", *walk.pieces[walk.piece[selected[is_text]]].tolist(), ""))
+        markup[is_text] = escape(" ".join(texts.split()), quote=False).split(_BREAK)[1:-1]
+        tags, elements = table.tag, walk.elements
+        opening, closing = kinds == EVENT_OPEN, kinds == EVENT_CLOSE
+        markup[opening] = [
+            f"<{tags[node]}{_kept_attributes(elements[node])}>" for node in nodes[opening].tolist()
+        ]
+        markup[closing] = [
+            "" if tags[node] in _VOID_TAGS else f"</{tags[node]}>"
+            for node in nodes[closing].tolist()
+        ]
+        return "".join(markup.tolist())
 
     @cached_property
     def full_text(self) -> str:
@@ -793,6 +792,16 @@ _ITEMTYPES = etree.XPath("//@itemtype")
 _ITEMTYPE = methodcaller("get", "itemtype")
 
 
+def _kept_attributes(element: Any) -> str:
+    """The attributes that cleaned HTML keeps (``href``, ``src``, ``alt``), as markup."""
+    attrib = element.attrib
+    if not attrib:
+        return ""
+    return "".join(
+        f' {name}="{escape(attrib[name])}"' for name in ("href", "src", "alt") if name in attrib
+    )
+
+
 def _first_text(root: Any, tag: str) -> str:
     """The text of the first ``tag`` element under ``root``, white space collapsed."""
     for element in root.iter(tag):
@@ -802,7 +811,6 @@ def _first_text(root: Any, tag: str) -> str:
 
 _VOID_TAGS = frozenset({"br", "hr", "img", "input", "wbr", "col", "area"})
 _SPACES = re.compile(r"[^\S\n]+")
-_WHITE_SPACE = re.compile(r"\s+")
 #: The line break of the walk's text: a character no lxml text holds.
 _BREAK = "\0"
 _NEWLINES = re.compile(r" ?\n[\s]*")
