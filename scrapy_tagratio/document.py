@@ -204,7 +204,7 @@ class _Walk:
     text, the element owning it: a tail belongs to the parent) and, for text, the index of
     its piece in ``pieces`` (-1 for open/close). Pieces are raw text (white space is
     collapsed on output), followed by one line-break marker that index -1 selects;
-    ``piece_chars`` are their collapsed lengths, the C of CETD."""
+    ``piece_chars`` are their collapsed lengths, the C of CETD (0 for the marker)."""
 
     table: NodeTable
     kinds: np.ndarray  # int8
@@ -276,6 +276,7 @@ _MAY_HIDE = frozenset({"hidden", "aria-hidden", "style"})
 #: Code points that ``str.split()`` splits on (all below U+3001), as a lookup table.
 _IS_SPACE = np.array([chr(c).isspace() for c in range(0x3002)])
 _CHUNK_CHARS = 1 << 20
+_CHUNK_EVENTS = 1 << 16
 
 
 class _SharedStrings(dict[str, str]):
@@ -640,7 +641,7 @@ class Document:
             owners=owners[order].astype(np.int32),
             piece=piece[order].astype(np.int32),
             pieces=np.array([*pieces, _BREAK], dtype=object),
-            piece_chars=piece_chars,
+            piece_chars=np.append(piece_chars, 0),
             elements=elements,
             itemtypes=tuple(itemtypes),
         )
@@ -669,9 +670,17 @@ class Document:
         selected = np.where(
             walk.kinds == EVENT_TEXT, content[walk.owners], walk.table.is_block[walk.owners]
         )
-        # A selected open/close event is a line break: piece -1, the marker.
-        text = " ".join("".join(walk.pieces[walk.piece[selected]].tolist()).split())
-        return "\n".join(filter(None, map(str.strip, text.split(_BREAK))))
+        # A selected open/close event is a line break: piece -1, the marker. A long text
+        # goes in parts cut at line breaks: str.split's word lists stay small.
+        piece = walk.piece[selected]
+        size = np.cumsum(walk.piece_chars[piece])
+        breaks = np.flatnonzero(piece < 0)
+        part = size[breaks] // _CHUNK_CHARS
+        lines: list[str] = []
+        for pieces in np.split(piece, breaks[np.flatnonzero(np.diff(part)) + 1]):
+            text = " ".join("".join(walk.pieces[pieces].tolist()).split())
+            lines += filter(None, map(str.strip, text.split(_BREAK)))
+        return "\n".join(lines)
 
     def html_of(self, content: np.ndarray) -> str:
         """Cleaned HTML of the marked elements with their ancestors: tags without attributes
@@ -679,19 +688,27 @@ class Document:
         walk = self._walk
         if not content.any():
             return ""
-        table = walk.table
-        keep = table.with_ancestors(content)
+        keep = walk.table.with_ancestors(content)
         selected = np.flatnonzero(
             np.where(walk.kinds == EVENT_TEXT, content[walk.owners], keep[walk.owners])
         )
-        kinds, nodes = walk.kinds[selected], walk.owners[selected]
-        markup = np.empty(len(selected), dtype=object)
+        # In parts of a bounded number of events: the markup lists stay small.
+        return "".join(
+            self._markup(selected[start : start + _CHUNK_EVENTS])
+            for start in range(0, len(selected), _CHUNK_EVENTS)
+        )
+
+    def _markup(self, events: np.ndarray) -> str:
+        """The HTML of a run of events (see :meth:`html_of`)."""
+        walk = self._walk
+        kinds, nodes = walk.kinds[events], walk.owners[events]
+        markup = np.empty(len(events), dtype=object)
         is_text = kinds == EVENT_TEXT
         # White space of all pieces collapsed at once, between _BREAK markers (not white
         # space, and in no lxml text), which keep the space at either end of a piece.
-        texts = _BREAK.join(("", *walk.pieces[walk.piece[selected[is_text]]].tolist(), ""))
+        texts = _BREAK.join(("", *walk.pieces[walk.piece[events[is_text]]].tolist(), ""))
         markup[is_text] = escape(" ".join(texts.split()), quote=False).split(_BREAK)[1:-1]
-        tags, elements = table.tag, walk.elements
+        tags, elements = walk.table.tag, walk.elements
         opening, closing = kinds == EVENT_OPEN, kinds == EVENT_CLOSE
         markup[opening] = [
             f"<{tags[node]}{_kept_attributes(elements[node])}>" for node in nodes[opening].tolist()
@@ -715,7 +732,7 @@ class Document:
         walk = self._walk
         kinds = walk.kinds
         events = np.arange(len(kinds))
-        nonblank = np.concatenate((walk.piece_chars, [0]))[walk.piece] > 0  # piece -1: none
+        nonblank = walk.piece_chars[walk.piece] > 0
         last_text_event = np.maximum.accumulate(np.where(nonblank, events, -1))
         open_event = np.flatnonzero(kinds == EVENT_OPEN)  # opened in node-index order
         close_event = np.empty(len(walk.table), dtype=np.int64)

@@ -89,23 +89,19 @@ def _subtree_argmax(nodes: NodeTable, values: np.ndarray) -> np.ndarray:
     Ties go as in a bottom-up pass that lets a child's best replace its parent's only
     when strictly larger, visiting the children last to first: to the node that comes
     last in post-order (a node before its descendants, a later sibling's subtree before
-    an earlier one's). Nodes are ranked by ``(value, post-order)`` and the subtrees,
-    the contiguous ranges ``[i, end[i])``, queried in a sparse table of range maxima
-    (level k: the largest rank in ``[i, i + 2**k)``; log2(n) levels, two per query)."""
+    an earlier one's). Nodes are ranked by ``(value, post-order)`` and the best rank is
+    carried up one depth level at a time, deepest first (a few dozen array operations on
+    real pages; time and memory linear in the number of nodes)."""
     n = len(nodes)
-    positions = np.arange(n)
     post_order = nodes.end - nodes.depth - 1  # descendants, then earlier subtrees first
     order = np.lexsort((post_order, values))
-    rank = np.empty(n, dtype=np.intp)
-    rank[order] = positions
-    table = np.zeros((max(n, 1).bit_length(), n), dtype=np.intp)
-    table[0] = rank
-    for level in range(1, len(table)):
-        half = 1 << (level - 1)
-        np.maximum(table[level - 1, :-half], table[level - 1, half:], out=table[level, :-half])
-    # Each subtree is covered by two windows of its size's largest power of two.
-    window = np.frexp(nodes.end - positions)[1] - 1  # floor(log2(size))
-    best = np.maximum(table[window, positions], table[window, nodes.end - (1 << window)])
+    best = np.empty(n, dtype=np.intp)
+    best[order] = np.arange(n)
+    by_depth = np.argsort(nodes.depth, kind="stable")
+    starts = np.searchsorted(nodes.depth[by_depth], np.arange(int(nodes.depth.max(initial=0)) + 2))
+    for depth in range(len(starts) - 2, 0, -1):
+        level = by_depth[starts[depth] : starts[depth + 1]]
+        np.maximum.at(best, nodes.parent[level], best[level])
     return order[best]
 
 
