@@ -33,8 +33,8 @@ def extract(
     Args:
         html: the page as ``str``, as ``bytes`` (decoded like Scrapy: HTTP charset given
             by ``content_type``, BOM, meta charset, detection), or an lxml element or tree
-            already parsed (``response.selector.root``), which is not parsed again and not
-            modified.
+            (``response.selector.root``), which is serialised, read like the others and
+            not modified.
         algorithm: a name from :data:`ALGORITHMS` (None: the project's default,
             ``DEFAULT_ALGORITHM``) or a configured algorithm instance.
         url: the page's URL (used by the overview detector and reported back).

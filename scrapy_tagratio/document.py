@@ -1,42 +1,40 @@
-"""One page, decoded, parsed, cleaned and walked once: the input of every algorithm.
+"""One page, decoded, read, cleaned and walked once: the input of every algorithm.
 
 :class:`Document` is built from ``str``, ``bytes`` (decoded as Scrapy does, with w3lib:
 HTTP/meta charset, BOM, then detection) or an lxml element already parsed (what
-``response.selector.root`` gives, so a Scrapy response is never parsed twice; the tree is
-never modified).
+``response.selector.root`` gives; it is serialised, read like any page and never
+modified).
 
-Cleaning happens during the walk, before anything is counted (every paper does this):
-``script``, ``style``, ``noscript``, ``template``, embedded objects, comments and processing
-instructions are skipped, and so are elements hidden by ``hidden``, ``aria-hidden="true"``
-or an inline ``display:none`` / ``visibility:hidden`` (CETD section 5.4 names hidden
-disclaimers as its main precision loss). A ``noscript`` that holds block content is walked
-into, not dropped: libxml2 can put a whole body inside an unclosed ``<noscript>``.
+The page is read by lxml's HTML parser as events (:mod:`.reader`): no tree is built, so
+a page costs a fraction of the memory a tree takes (the 20 MB test page: about 13x its
+size in all, where libxml2's tree alone took 9x), and no Python object per element has to
+be visited. :attr:`Document.root` parses a tree on request for callers who want one.
+
+Cleaning happens before anything is counted (every paper does this): ``script``,
+``style``, ``noscript``, ``template``, embedded objects, comments and processing
+instructions are skipped, and so are elements hidden by ``hidden``,
+``aria-hidden="true"`` or an inline ``display:none`` / ``visibility:hidden`` (CETD section
+5.4 names hidden disclaimers as its main precision loss). A ``noscript`` that holds block
+content is kept: libxml2 can put a whole body inside an unclosed ``<noscript>``.
 
 Two views are built lazily, once:
 
 * :attr:`Document.nodes`, the node table of the DOM methods (CETD, TextSweeper, the
   default): numpy arrays over the kept elements of ``<body>`` in document order. A
   subtree is a contiguous range ``[i, end[i])``, so subtree sums are prefix-sum
-  differences, not recursion.
+  differences, not recursion (100,000 levels of nesting are no problem).
 * :attr:`Document.source`, the source view of CETR and CCB: the HTML source with script,
   style and comments removed, and the spans of its tags from one regex tokenisation.
-
-The walk is lxml's iterator (C) over the elements plus array work, without recursion, so
-100,000 levels of nesting are no problem. On the 20 MB test page it holds about half the
-memory the element-by-element walk it replaced held (same output on every development
-page, both as parsed here and as ``lxml.html`` trees with comments); lxml's own cost per
-element (proxy, attributes, text) is what remains of its time.
 """
 
 from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from html import escape, unescape
-from operator import attrgetter, methodcaller
 from typing import Any
 
 import numpy as np
@@ -44,6 +42,14 @@ from lxml import etree
 from w3lib.encoding import html_to_unicode
 
 from .errors import ExtractionError
+from .reader import (
+    EVENT_CLOSE,
+    EVENT_OPEN,
+    EVENT_TEXT,
+    KEPT_ATTRIBUTES,
+    PageEvents,
+    read_page,
+)
 
 __all__ = ["BLOCK_TAGS", "LINK_TAGS", "Document", "NodeTable", "SourceView"]
 
@@ -69,8 +75,7 @@ BLOCK_TAGS = frozenset(
 #: Elements counted as hyperlinks (CETD 4.3: buttons and drop-down lists act as links).
 LINK_TAGS = frozenset({"a", "button", "select", "input"})
 #: A noscript holding one of these is page content swallowed by the parser, not a fallback.
-_BLOCK_CONTENT_XPATH = etree.XPath("boolean(.//p | .//article | .//main | .//h1 | .//h2)")
-_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
+_BLOCK_CONTENT_TAGS = frozenset({"p", "article", "main", "h1", "h2"})
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>", re.I)
 _BINARY_SIGNATURES: tuple[tuple[bytes, str], ...] = (
     (b"\x89PNG", "PNG image"),
@@ -85,8 +90,6 @@ _BINARY_SIGNATURES: tuple[tuple[bytes, str], ...] = (
 )
 _CONTROL_BYTES = bytes(range(0, 9)) + bytes(range(14, 32))
 
-# Event kinds of the document-order stream that text and HTML output are rebuilt from.
-EVENT_TEXT, EVENT_OPEN, EVENT_CLOSE = 0, 1, 2
 
 
 @dataclass(frozen=True, eq=False)
@@ -199,8 +202,8 @@ def _subtree_mask(end: np.ndarray, flags: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class _Walk:
-    """What the one walk of a tree gives: the node table and the document-order event
-    stream that text and HTML output are rebuilt from. Per event: its kind, its node (for
+    """The node table and the document-order event stream of the body (cleaned) that
+    text and HTML output are rebuilt from. Per event: its kind, its node (for
     text, the element owning it: a tail belongs to the parent) and, for text, the index of
     its piece in ``pieces`` (-1 for open/close). Pieces are raw text (white space is
     collapsed on output), followed by one line-break marker that index -1 selects;
@@ -212,8 +215,8 @@ class _Walk:
     piece: np.ndarray  # int32
     pieces: np.ndarray  # object: str, the last one _BREAK
     piece_chars: np.ndarray  # int64
-    elements: list[Any]
-    itemtypes: tuple[str, ...]  # every itemtype value under the body, skipped parts too
+    #: Per node, its element's index in the page's events (:class:`PageEvents`).
+    element: np.ndarray
 
 
 @dataclass(frozen=True, eq=False)
@@ -267,86 +270,11 @@ _SOURCE_JUNK = re.compile(
 _SOURCE_TAG = re.compile(r"</?([A-Za-z][A-Za-z0-9:_-]*)[^>]*>?")
 
 
-_PARENT = methodcaller("getparent")
-_TAG = attrgetter("tag")
-_TEXT = attrgetter("text")
-_TAIL = attrgetter("tail")
-_ITEMS = methodcaller("items")
-_MAY_HIDE = frozenset({"hidden", "aria-hidden", "style"})
-#: Code points that ``str.split()`` splits on (all below U+3001), as a lookup table.
 _IS_SPACE = np.array([chr(c).isspace() for c in range(0x3002)])
 _CHUNK_CHARS = 1 << 20
 _CHUNK_EVENTS = 1 << 16
 
 
-class _SharedStrings(dict[str, str]):
-    """``function`` of a string, cached: one shared result per distinct input (tag names
-    and class lists repeat within a page and across a site's pages). Bounded, as a page
-    can invent any number of distinct names."""
-
-    def __init__(self, function: Callable[[str], str], size: int) -> None:
-        super().__init__()
-        self.function = function
-        self.size = size
-
-    def __missing__(self, key: str) -> str:
-        if len(self) >= self.size:
-            self.clear()
-        value = self[key] = self.function(key)
-        return value
-
-
-#: Tag as lxml gives it -> lower-case local name (namespace dropped).
-_TAG_NAMES = _SharedStrings(lambda tag: tag.rsplit("}", 1)[-1].lower(), 1 << 12)
-#: Hint as read -> lower case.
-_HINTS = _SharedStrings(str.lower, 1 << 14)
-
-
-def _tree_shape(parents: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Parent, depth and subtree end of every element, from the parents in document
-    order (``parents[0]``, the walk's root, is ignored: its parent is -1)."""
-    n = len(parents)
-    parents[0] = -1
-    depth = [0] * n
-    for i in range(1, n):
-        depth[i] = depth[parents[i]] + 1
-    size = [1] * n
-    for i in range(n - 1, 0, -1):
-        size[parents[i]] += size[i]
-    return (
-        np.asarray(parents, dtype=np.int64),
-        np.asarray(depth, dtype=np.int64),
-        np.arange(n, dtype=np.int64) + np.asarray(size, dtype=np.int64),
-    )
-
-
-def _read_attributes(elements: list[Any]) -> tuple[tuple[str, ...], list[int], list[str]]:
-    """What the Document needs of the elements' attributes, in one ``items()`` call per
-    element (every lxml attribute access costs about as much):
-
-    * per element, its hint: class, id, role and itemprop lower-cased and space-separated
-      (``""`` when it has no attributes; equal hints share one string);
-    * the positions of the hidden elements (``hidden``, ``aria-hidden="true"``, inline
-      ``display:none`` or ``visibility:hidden``);
-    * the ``itemtype`` values (microdata types), in document order.
-    """
-    hints: list[str] = []
-    hidden: list[int] = []
-    itemtypes: list[str] = []
-    lower = _HINTS.__getitem__
-    for position, items in enumerate(map(_ITEMS, elements)):
-        if not items:
-            hints.append("")
-            continue
-        attrib = dict(items)
-        get = attrib.get
-        hint = f"{get('class', '')} {get('id', '')} {get('role', '')} {get('itemprop', '')}"
-        hints.append(lower(hint))
-        if not _MAY_HIDE.isdisjoint(attrib) and _is_hidden(attrib):
-            hidden.append(position)
-        if "itemtype" in attrib:
-            itemtypes.append(attrib["itemtype"])
-    return tuple(hints), hidden, itemtypes
 
 
 def _collapsed_lengths(pieces: list[str]) -> np.ndarray:
@@ -374,13 +302,6 @@ def _collapsed_lengths(pieces: list[str]) -> np.ndarray:
         )
         first = last
     return out
-
-
-def _is_hidden(attrib: dict[str, str]) -> bool:
-    if "hidden" in attrib or attrib.get("aria-hidden", "").strip().lower() == "true":
-        return True
-    style = attrib.get("style")
-    return bool(style and _HIDDEN_STYLE.search(style))
 
 
 def _sniff_binary(data: bytes) -> str | None:
@@ -444,20 +365,20 @@ def parse_html(text: str) -> Any:
 
 
 class Document:
-    """A parsed, cleaned page and its lazily built views. Build with :meth:`from_input`."""
+    """A page, read and cleaned, and its lazily built views. Build with :meth:`from_input`."""
 
     def __init__(
         self,
-        root: Any,
+        text: str,
         *,
-        source: str | None = None,
+        root: Any = None,
         url: str | None = None,
         deadline: float | None = None,
     ) -> None:
-        self.root = root
+        self.text = text
         self.url = url
         self.deadline = deadline
-        self._source_text = source
+        self._root = root
 
     @classmethod
     def from_input(
@@ -479,171 +400,113 @@ class Document:
                 raise ExtractionError(
                     f"page has {len(data)} bytes, above max_bytes={max_bytes}", kind="too_large"
                 )
-            text = decode_html(data, content_type)
-            return cls(parse_html(text), source=text, url=url, deadline=deadline)
+            return cls(decode_html(data, content_type), url=url, deadline=deadline)
         if isinstance(html, str):
             if max_bytes is not None and len(html) > max_bytes:
                 raise ExtractionError(
                     f"page has {len(html)} characters, above max_bytes={max_bytes}",
                     kind="too_large",
                 )
-            return cls(parse_html(html), source=html, url=url, deadline=deadline)
+            return cls(html, url=url, deadline=deadline)
         root = html.getroot() if hasattr(html, "getroot") else html
         if not hasattr(root, "iter") or not hasattr(root, "attrib"):
             raise ExtractionError(
                 f"cannot extract from {type(html).__name__}: give str, bytes or an lxml element"
             )
-        return cls(root, url=url, deadline=deadline)
+        # Serialised and read like any page: libxml2 writes the tree in one pass, which
+        # costs less than visiting its elements from Python.
+        text = etree.tostring(root, method="html", encoding="unicode")
+        return cls(text, root=root, url=url, deadline=deadline)
 
     def check_deadline(self, stage: str) -> None:
         """Raise :class:`ExtractionError` when the time budget of this page is spent."""
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise ExtractionError(f"time budget exceeded during {stage}", kind="time_budget")
 
+    @cached_property
+    def root(self) -> Any:
+        """An lxml tree of the page: the one given, else parsed on first use (the analysis
+        does not need it; it is there for callers who want to look further)."""
+        return self._root if self._root is not None else parse_html(self.text)
+
+    @cached_property
+    def page(self) -> PageEvents:
+        """The page as lxml's parser reads it (:mod:`.reader`): no tree is built."""
+        return read_page(self.text, lambda: self.check_deadline("reading the page"))
+
     # ------------------------------------------------------------------ the walk
     @cached_property
-    def body(self) -> Any:
-        """The ``<body>`` element, or the root where there is none (fragments, framesets)."""
-        if self.root.tag == "body":
-            return self.root
-        body = self.root.find("body")
-        if body is None:
-            body = self.root.find(".//body")
-        return body if body is not None else self.root
-
-    @cached_property
     def _walk(self) -> _Walk:
-        # lxml iterates the tree in C, in document order; Python touches each element only
-        # through C-level maps and two integer loops, the rest is array work (this is the
-        # hot path of every DOM method).
-        body = self.body
-        elements: list[Any] = list(body.iter(etree.Element))
-        n = len(elements)
-        tags = list(map(_TAG_NAMES.__getitem__, map(_TAG, elements)))
-        index = dict(zip(elements, range(n), strict=True))
-        parent, depth, end = _tree_shape(list(map(index.get, map(_PARENT, elements))))
-        self.check_deadline("the DOM walk")
-
-        # Cleaning: the subtrees of skipped and hidden elements go, their tails stay.
+        # The node table is the body's subtree of the page's elements, cleaned; its event
+        # stream is the page's, filtered. All array work.
+        page = self.page
+        n = len(page)
+        tags = page.tags
+        body = _body(page)
+        end = page.end
+        # Cleaning: the subtrees of skipped and hidden elements go, their tails stay. A
+        # noscript holding block content is the page, swallowed by the parser: kept.
         skip = np.fromiter(map(SKIPPED_TAGS.__contains__, tags), bool, n)
-        for i in np.flatnonzero(skip).tolist():
-            if tags[i] == "noscript" and _BLOCK_CONTENT_XPATH(elements[i]):
-                skip[i] = False
-        hints, hidden, itemtypes = _read_attributes(elements)
-        skip[hidden] = True
-        skip[0] = False
-        keep = ~_subtree_mask(end, skip)
+        noscripts = [i for i in np.flatnonzero(skip).tolist() if tags[i] == "noscript"]
+        if noscripts:
+            holds = np.fromiter(map(_BLOCK_CONTENT_TAGS.__contains__, tags), bool, n)
+            skip[noscripts] = _subtree_sum(end, holds)[noscripts] == 0
+        skip[page.hidden] = True
+        skip[body] = False
+        positions = np.arange(n)
+        in_body = (positions >= body) & (positions < end[body])
+        keep = in_body & ~_subtree_mask(end, skip & in_body)
         kept_before = np.concatenate(([0], np.cumsum(keep)))
-
-        # Text that is neither an element's text nor a kept element's tail: the tails of
-        # skipped elements and of comments and processing instructions. Each belongs to
-        # its parent and comes just before the element at ``at`` (index over all elements);
-        # ``rank`` orders several at one place.
-        roots = np.flatnonzero(skip)
-        roots = roots[keep[parent[roots]]]
-        root_tails = [elements[i].tail for i in roots.tolist()]
-        roots = roots[np.fromiter(map(bool, root_tails), bool, roots.size)]
-        loose_parent, loose_at, loose_rank = [parent[roots]], [end[roots]], [2 * end[roots] - 1]
-        loose_texts: list[str] = [tail for tail in root_tails if tail]
-        for other in body.iter(etree.Comment, etree.ProcessingInstruction, etree.Entity):
-            owner = index[other.getparent()]
-            if other.tail and keep[owner]:
-                previous = next(other.itersiblings(etree.Element, preceding=True), None)
-                at = end[index[previous]] if previous is not None else owner + 1
-                loose_parent.append(np.array([owner]))
-                loose_at.append(np.array([at]))
-                loose_rank.append(np.array([2 * at]))
-                loose_texts.append(other.tail)
-
-        if not keep.all():
-            kept = np.flatnonzero(keep).tolist()
-            elements = [elements[i] for i in kept]
-            tags = [tags[i] for i in kept]
-            hints = tuple(hints[i] for i in kept)
-            parent, depth, end = (
-                np.where(parent[keep] >= 0, kept_before[parent[keep]], -1),
-                depth[keep],
-                kept_before[end[keep]],
-            )
-        m = len(elements)
-        is_link = np.fromiter(map(LINK_TAGS.__contains__, tags), bool, m)
+        kept = np.flatnonzero(keep)
+        table_tags = np.array(tags, dtype=object)[kept].tolist()
+        m = len(table_tags)
+        parent = page.parent[kept]
+        parent = np.where(parent >= body, kept_before[np.maximum(parent, 0)], -1)
+        end = kept_before[end[kept]]
+        is_link = np.fromiter(map(LINK_TAGS.__contains__, table_tags), bool, m)
         link_from = is_link.copy()
         link_from[0] = False  # the walk starts outside any link
         in_link = _subtree_mask(end, link_from)
 
-        texts = list(map(_TEXT, elements))
-        tails = list(map(_TAIL, elements))
-        tails[0] = None  # the body's tail is outside the body
-        with_text = np.flatnonzero(np.fromiter(map(bool, texts), bool, m))
-        with_tail = np.flatnonzero(np.fromiter(map(bool, tails), bool, m))
-        loose_owner = kept_before[np.concatenate(loose_parent)]
-        pieces = [texts[i] for i in with_text.tolist()]
-        pieces += [tails[i] for i in with_tail.tolist()]
-        pieces += loose_texts
-        del texts, tails, index
-        piece_owner = np.concatenate((with_text, parent[with_tail], loose_owner))
-        piece_chars = _collapsed_lengths(pieces)
-
-        # The event stream in document order, by sorting on (place, then nesting):
-        # before element j come the closes (deepest first, each followed by its tail) of
-        # the subtrees ending at j and the loose text in between, then j opens and its
-        # text follows.
-        positions = np.arange(m)
-        count = len(pieces)
-        n_text, n_tail = with_text.size, with_tail.size
-        n_loose = len(loose_texts)
-        place = np.concatenate(
-            (positions, with_text, end, end[with_tail], kept_before[np.concatenate(loose_at)])
-        ).astype(np.int32)
-        opening = np.repeat(np.array([1, 0], np.int8), [m + n_text, m + n_tail + n_loose])
-        nesting = -np.concatenate(
-            (np.zeros(m + n_text, np.int32), depth, depth[with_tail], depth[loose_owner] + 1),
-            dtype=np.int32,
-        )
-        within = np.repeat(np.array([0, 1, 0, 1, 2], np.int8), [m, n_text, m, n_tail, n_loose])
-        rank = np.concatenate(
-            (np.zeros(2 * m + n_text + n_tail, np.int64), *loose_rank)
-        ).astype(np.int32)
-        order = np.lexsort((rank, within, nesting, opening, place))
-        del place, opening, nesting, within, rank
-        kinds = np.repeat(
-            np.array([EVENT_OPEN, EVENT_TEXT, EVENT_CLOSE, EVENT_TEXT], np.int8),
-            [m, n_text, m, count - n_text],
-        )[order]
-        owners = np.concatenate((positions, with_text, positions, piece_owner[n_text:]))
-        piece = np.concatenate(
-            (np.full(m, -1), np.arange(n_text), np.full(m, -1), np.arange(n_text, count))
-        )
-
-        own = np.bincount(piece_owner, weights=piece_chars, minlength=m).astype(np.int64)
+        # The events of the kept elements and of the text directly in them.
+        selected = np.append(keep, False)[page.nodes]  # node -1: text outside every element
+        kinds = page.kinds[selected]
+        owners = kept_before[page.nodes[selected]]
+        piece = page.pieces[selected]
+        is_text = kinds == EVENT_TEXT
+        text_piece, text_owner = piece[is_text], owners[is_text]
+        piece_chars = np.zeros(len(page.texts) + 1, dtype=np.int64)  # the last: the marker
+        piece_chars[text_piece] = _collapsed_lengths([page.texts[i] for i in text_piece.tolist()])
+        chars = piece_chars[text_piece]
+        own = np.bincount(text_owner, weights=chars, minlength=m).astype(np.int64)
         own_link = np.bincount(
-            piece_owner, weights=piece_chars * in_link[piece_owner], minlength=m
+            text_owner, weights=chars * in_link[text_owner], minlength=m
         ).astype(np.int64)
         prefix_link_tags = np.concatenate(([0], np.cumsum(is_link)))
+        table_positions = np.arange(m)
         table = NodeTable(
-            tag=tuple(tags),
-            hint=hints,
+            tag=tuple(table_tags),
+            hint=tuple(np.array(page.hints, dtype=object)[kept].tolist()),
             parent=parent.astype(np.int32),
-            depth=depth.astype(np.int32),
+            depth=(page.depth[kept] - page.depth[body]).astype(np.int32),
             end=end.astype(np.int32),
             own_chars=own,
             own_link_chars=own_link,
             is_link=is_link,
-            is_block=np.fromiter(map(BLOCK_TAGS.__contains__, tags), bool, m),
+            is_block=np.fromiter(map(BLOCK_TAGS.__contains__, table_tags), bool, m),
             chars=_subtree_sum(end, own),
             link_chars=_subtree_sum(end, own_link),
-            tags=end - positions - 1,
-            link_tags=prefix_link_tags[end] - prefix_link_tags[positions + 1],
+            tags=end - table_positions - 1,
+            link_tags=prefix_link_tags[end] - prefix_link_tags[table_positions + 1],
         )
         return _Walk(
             table=table,
             kinds=kinds,
-            owners=owners[order].astype(np.int32),
-            piece=piece[order].astype(np.int32),
-            pieces=np.array([*pieces, _BREAK], dtype=object),
-            piece_chars=np.append(piece_chars, 0),
-            elements=elements,
-            itemtypes=tuple(itemtypes),
+            owners=owners.astype(np.int32),
+            piece=piece.astype(np.int32),
+            pieces=np.array([*page.texts, _BREAK], dtype=object),
+            piece_chars=piece_chars,
+            element=kept,
         )
 
     @property
@@ -651,10 +514,25 @@ class Document:
         """The node table (built on first use)."""
         return self._walk.table
 
-    @property
-    def elements(self) -> list[Any]:
-        """The lxml elements of the node table, same order."""
-        return self._walk.elements
+    def own_text(self, node: int) -> str:
+        """The text directly in node ``node`` (its text and its children's tails), raw."""
+        walk = self._walk
+        runs = walk.piece[(walk.kinds == EVENT_TEXT) & (walk.owners == node)]
+        return "".join(walk.pieces[runs].tolist())
+
+    def raw_text(self, node: int) -> str:
+        """All text inside node ``node``, hidden and script text included (XPath's
+        string value), white space collapsed."""
+        return self.page.text_under(int(self._walk.element[node]))
+
+    def href(self, node: int) -> str | None:
+        """The ``href`` of node ``node``, None where it has none."""
+        return self.page.kept_attributes.get(int(self._walk.element[node]), (None,))[0]
+
+    @cached_property
+    def onclick(self) -> np.ndarray:
+        """Boolean per node: it has an ``onclick`` handler."""
+        return np.isin(self._walk.element, self.page.onclick)
 
     # ------------------------------------------------------------------ output
     def text_of(self, content: np.ndarray) -> str:
@@ -708,10 +586,13 @@ class Document:
         # space, and in no lxml text), which keep the space at either end of a piece.
         texts = _BREAK.join(("", *walk.pieces[walk.piece[events[is_text]]].tolist(), ""))
         markup[is_text] = escape(" ".join(texts.split()), quote=False).split(_BREAK)[1:-1]
-        tags, elements = walk.table.tag, walk.elements
+        tags, attributes = walk.table.tag, self.page.kept_attributes
         opening, closing = kinds == EVENT_OPEN, kinds == EVENT_CLOSE
         markup[opening] = [
-            f"<{tags[node]}{_kept_attributes(elements[node])}>" for node in nodes[opening].tolist()
+            f"<{tags[node]}{_attribute_markup(attributes.get(element))}>"
+            for node, element in zip(
+                nodes[opening].tolist(), walk.element[nodes[opening]].tolist(), strict=True
+            )
         ]
         markup[closing] = [
             "" if tags[node] in _VOID_TAGS else f"</{tags[node]}>"
@@ -747,43 +628,26 @@ class Document:
     @cached_property
     def html_title(self) -> str:
         """The text of the page's first ``<title>`` (white space collapsed; ``""`` if none)."""
-        return _first_text(self._top, "title")
+        return self._first_text("title")
 
     @cached_property
     def title(self) -> str | None:
         """``og:title``, else ``<title>``, else the first ``<h1>``; None if none has text."""
-        for meta in self._top.iter("meta"):
-            if meta.get("property") == "og:title":
-                value = " ".join((meta.get("content") or "").split())
-                if value:
-                    return value
-                break
-        return self.html_title or _first_text(self._top, "h1") or None
+        for og_title in (meta[3] for meta in self.page.metas if meta[0] == "og:title"):
+            value = " ".join((og_title or "").split())
+            if value:
+                return value
+            break
+        return self.html_title or self._first_text("h1") or None
 
-    @cached_property
-    def itemtypes(self) -> tuple[str, ...]:
-        """Every ``itemtype`` attribute value of the page (microdata types): those under
-        the body as the walk read them, the others (``<html>``, ``<head>``) here."""
-        top, body = self._top, self.body
-        if body is top:
-            return self._walk.itemtypes
-        if body.getparent() is not top:  # an odd tree: one search over all of it
-            return tuple(map(str, _ITEMTYPES(top)))
-        outside = [top, *(el for child in top if child is not body for el in child.iter())]
-        found = [v for v in map(_ITEMTYPE, outside) if v is not None]
-        return (*found, *self._walk.itemtypes)
-
-    @cached_property
-    def _top(self) -> Any:
-        """The root element of the whole document (``root`` may be a part of it)."""
-        return self.root.getroottree().getroot()
+    def _first_text(self, tag: str) -> str:
+        page = self.page
+        return page.text_under(page.tags.index(tag)) if tag in page.tags else ""
 
     @cached_property
     def source(self) -> SourceView:
         """The source view for CETR and CCB (built on first use)."""
-        text = self._source_text
-        if text is None:
-            text = etree.tostring(self.root, method="html", encoding="unicode")
+        text = self.text
         # NUL bytes go, as in parse_html: the DOM never sees them either.
         text = _XML_DECLARATION.sub("", text.replace("\x00", ""), count=1)
         body_start = re.search(r"<body\b", text, re.I)
@@ -805,25 +669,23 @@ class Document:
         )
 
 
-_ITEMTYPES = etree.XPath("//@itemtype")
-_ITEMTYPE = methodcaller("get", "itemtype")
+def _body(page: PageEvents) -> int:
+    """The ``<body>`` element: the root's child (as ``find("body")``), else the first one,
+    else the root (fragments, framesets)."""
+    bodies = [i for i, tag in enumerate(page.tags) if tag == "body"]
+    children = [i for i in bodies if page.parent[i] == 0]
+    return (children or bodies or [0])[0]
 
 
-def _kept_attributes(element: Any) -> str:
+def _attribute_markup(values: tuple[str | None, ...] | None) -> str:
     """The attributes that cleaned HTML keeps (``href``, ``src``, ``alt``), as markup."""
-    attrib = element.attrib
-    if not attrib:
+    if values is None:
         return ""
     return "".join(
-        f' {name}="{escape(attrib[name])}"' for name in ("href", "src", "alt") if name in attrib
+        f' {name}="{escape(value)}"'
+        for name, value in zip(KEPT_ATTRIBUTES, values, strict=True)
+        if value is not None
     )
-
-
-def _first_text(root: Any, tag: str) -> str:
-    """The text of the first ``tag`` element under ``root``, white space collapsed."""
-    for element in root.iter(tag):
-        return " ".join("".join(element.itertext()).split())
-    return ""
 
 
 _VOID_TAGS = frozenset({"br", "hr", "img", "input", "wbr", "col", "area"})

@@ -133,10 +133,9 @@ def text_scale(document: Document) -> float:
     count = min(5, len(nodes))
     parts = [document.title or ""]
     if count:
-        for i in np.argpartition(-nodes.own_chars, count - 1)[:count].tolist():
-            element = document.elements[i]
-            parts.append(element.text or "")
-            parts.extend(child.tail or "" for child in element)
+        parts.extend(
+            map(document.own_text, np.argpartition(-nodes.own_chars, count - 1)[:count].tolist())
+        )
     sample = "".join("".join(parts).split())
     if not sample:
         return 1.0
@@ -264,8 +263,7 @@ def _teaser_counts(
         largest = int(size.max()) if teasers else 0
     is_heading = nodes.tag_mask(HEADING_TAGS)
     heading_links = int((is_heading & (nodes.subtree_sum(is_anchor.astype(np.int64)) > 0)).sum())
-    elements = document.elements
-    targets = {elements[i].get("href") for i in np.flatnonzero(headline).tolist()}
+    targets = set(map(document.href, np.flatnonzero(headline).tolist()))
     article_links = sum(1 for href in targets if href and _looks_like_article_link(href))
     return teasers, summaries, largest, heading_links, article_links
 
@@ -317,25 +315,20 @@ def _prose(nodes: NodeTable, scale: float) -> tuple[int, float, float]:
 def _page_signals(document: Document) -> tuple[bool, bool, bool, bool, bool, bool]:
     """declares article / item / listing, og:type website, published time, rel=next/prev.
 
-    One filtered iteration in C over the tree (``meta``, ``script``, ``link``, ``a``);
-    microdata types as the Document read them."""
-    types = {t.strip().rstrip("/").rsplit("/", 1)[-1] for t in document.itemtypes}
+    From the attributes of ``meta``, ``script``, ``link`` and ``a`` elements and the
+    microdata types, as the page was read (:class:`~scrapy_tagratio.reader.PageEvents`)."""
+    page = document.page
+    types = {t.strip().rstrip("/").rsplit("/", 1)[-1] for t in page.itemtypes}
+    for script in page.json_ld:
+        types.update(_JSONLD_TYPE.findall(page.own_text(script)[:20000]))
     og_type = ""
-    published = paginated = False
-    for element in document.root.iter("meta", "script", "link", "a"):
-        tag = element.tag
-        if tag == "meta":
-            name = (
-                element.get("property") or element.get("name") or element.get("itemprop") or ""
-            ).lower()
-            if name == "og:type" and not og_type:
-                og_type = (element.get("content") or "").strip().lower()
-            published = published or name in _PUBLISHED_META
-        elif tag == "script":
-            if "ld+json" in (element.get("type") or ""):
-                types.update(_JSONLD_TYPE.findall((element.text or "")[:20000]))
-        elif not paginated:
-            paginated = not {"next", "prev"}.isdisjoint((element.get("rel") or "").lower().split())
+    published = False
+    for meta_property, name, itemprop, content in page.metas:
+        key = (meta_property or name or itemprop or "").lower()
+        if key == "og:type" and not og_type:
+            og_type = (content or "").strip().lower()
+        published = published or key in _PUBLISHED_META
+    paginated = any(not {"next", "prev"}.isdisjoint(rel.lower().split()) for rel in page.rels)
     return (
         bool(types & ARTICLE_TYPES) or og_type == "article",
         bool(types & ITEM_TYPES) or og_type.split(".")[0] in ("product", "video", "book"),
@@ -352,7 +345,7 @@ def _title_repeats_heading(document: Document, scale: float) -> bool:
         first = document.nodes.tag.index("h1")
     except ValueError:
         return False
-    heading = " ".join("".join(document.elements[first].itertext()).split()).lower()
+    heading = document.raw_text(first).lower()
     if len(heading) * scale < HEADLINE_LINK:
         return False
     return heading in document.html_title.lower()

@@ -7,12 +7,10 @@ times the work, and turns every failure into an :class:`Outcome` with an error k
 bad page never raises into the crawl. Workers get the response body bytes, URL and
 ``Content-Type`` (all picklable) and send back the :class:`Outcome`.
 
-Why bytes and not ``response.selector.root`` in the reactor thread too: in the downloader
-middleware the selector is not built yet, and on 200 development pages (2026-11)
-``extract(root)`` on parsel's ``lxml.html`` tree took as long as ``extract(bytes)`` with its
-own parse (6.0 vs 6.1 ms/page; the HtmlElement proxies cost what the parse saves), while
-building the selector costs 1.5 ms. Bytes are never slower, give the same result in both
-paths, and keep the binary check and encoding detection of ``extract``.
+Why bytes and not ``response.selector.root``: the page is read as parser events, without
+a tree (:mod:`.reader`), so a tree would only be serialised again; in the downloader
+middleware the selector is not built yet anyway (building it costs a parse). Bytes give the
+same result in both paths and keep the binary check and encoding detection of ``extract``.
 
 This module does not import Scrapy at import time: worker processes only need the core.
 """

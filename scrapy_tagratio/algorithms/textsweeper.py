@@ -234,14 +234,7 @@ class TextSweeper(Algorithm):
     def onclick(document: Document) -> np.ndarray:
         """Elements with an ``onclick`` handler (step 3), page-wide wrappers excepted."""
         nodes = document.nodes
-        marked = np.zeros(len(nodes), dtype=bool)
-        handlers = document.body.xpath("descendant-or-self::*[@onclick]")
-        if handlers:
-            index = {el: i for i, el in enumerate(document.elements)}
-            found = [index[el] for el in handlers if el in index]
-            marked[found] = True
-            marked &= nodes.chars <= PAGE_WRAPPER_SHARE * nodes.chars[0]
-        return marked
+        return document.onclick & (nodes.chars <= PAGE_WRAPPER_SHARE * nodes.chars[0])
 
     def run(self, document: Document) -> Labelling:
         nodes = document.nodes

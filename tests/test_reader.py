@@ -1,0 +1,123 @@
+"""The page read as parser events (:mod:`scrapy_tagratio.reader`) is the tree lxml builds
+from the same bytes: same elements, parents, depths, subtrees and text, on hand-written
+pages that stress the parser and on real development pages. The reference is lxml's own
+tree builder, independent of the event reader."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from lxml import etree
+
+from scrapy_tagratio import reader
+from scrapy_tagratio.document import decode_html
+from scrapy_tagratio.reader import EVENT_TEXT, PageEvents, read_page
+
+TRICKY_PAGES = {
+    "comments split text": "<p>one<!-- c -->two <b>x</b><!--d-->y</p>",
+    "implied html, body and p": "text first<p>para<p>second para<div>block</div>",
+    "unclosed and misnested": "<div><b>bold <i>both</b> italic</i> after</div><table><td>x",
+    "entities and white space": "<p>a&amp;b&nbsp;c&#x41;\n\t d</p>  <p>  </p>",
+    "script and style text": "<body><script>if (a < b) { x = '</p>'; }</script>"
+    "<style>p{}</style><p>t</p></body>",
+    "head content": "<html><head><title>T &amp; U</title><meta name=x content=y>"
+    "<link rel=next href=/2></head><body><p>b</p></body></html>",
+    "content after the end": "<html><body><p>x</p></body></html> words<div>after</div>",
+    "deep nesting": "<div>" * 300 + "deep" + "</div>" * 300,
+}
+
+
+#: Tags, parents, depths, subtree ends, and the text directly in each element.
+TreeView = tuple[list[str], list[int], list[int], list[int], dict[int, str]]
+
+
+def tree_view(data: bytes) -> TreeView:
+    """Tags, parents, depths, subtree ends and text per owning element, from lxml's tree."""
+    parser = etree.HTMLParser(encoding="utf-8", remove_comments=True, remove_pis=True,
+                              huge_tree=True, no_network=True, default_doctype=False)
+    root = etree.fromstring(data, parser)
+    elements = list(root.iter(etree.Element))
+    index = {el: i for i, el in enumerate(elements)}
+    parents = [index.get(el.getparent(), -1) for el in elements]
+    depths = [0] * len(elements)
+    for i in range(1, len(elements)):
+        depths[i] = depths[parents[i]] + 1
+    ends = [i + sum(1 for _ in el.iter(etree.Element)) for i, el in enumerate(elements)]
+    texts: dict[int, str] = {}
+    for i, el in enumerate(elements):
+        own = (el.text or "") + "".join(child.tail or "" for child in el)
+        if own:
+            texts[i] = own
+    return [el.tag for el in elements], parents, depths, ends, texts
+
+
+def event_view(page: PageEvents) -> TreeView:
+    """The same from the events, for the first root: after ``</html>`` libxml2 starts a
+    second root, which its tree builder drops (the Document reads the first body only)."""
+    n = int(page.end[0])
+    texts: dict[int, str] = {}
+    is_text = page.kinds == EVENT_TEXT
+    for node, piece in zip(page.nodes[is_text].tolist(), page.pieces[is_text].tolist(),
+                           strict=True):
+        if 0 <= node < n:
+            texts[node] = texts.get(node, "") + page.texts[piece]
+    return (page.tags[:n], page.parent[:n].tolist(), page.depth[:n].tolist(),
+            page.end[:n].tolist(), texts)
+
+
+def assert_same(html: str) -> None:
+    assert event_view(read_page(html)) == tree_view(html.encode("utf-8"))
+
+
+@pytest.mark.parametrize("html", list(TRICKY_PAGES.values()), ids=list(TRICKY_PAGES))
+def test_events_give_the_tree_lxml_builds(html: str) -> None:
+    assert_same(html)
+
+
+def test_events_of_development_pages_give_the_tree_lxml_builds(benchmark_set: Any) -> None:
+    for page in benchmark_set("trafilatura").pages("trafilatura", limit=60):
+        text = decode_html(page.html)
+        if text.strip():
+            assert_same(text)
+
+
+def test_feeding_in_small_parts_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    html = "".join(TRICKY_PAGES.values()) * 3
+    whole = read_page(html)
+    monkeypatch.setattr(reader, "_FEED_CHARS", 7)
+    parts = read_page(html)
+    assert parts.tags == whole.tags and parts.texts == whole.texts
+    for name in ("parent", "depth", "end", "kinds", "nodes", "pieces"):
+        np.testing.assert_array_equal(getattr(parts, name), getattr(whole, name))
+
+
+def test_attributes_the_analysis_reads_are_recorded() -> None:
+    page = read_page(
+        '<html itemscope itemtype="https://schema.org/WebPage"><head>'
+        '<meta property="og:title" content="Headline"><link rel="next" href="/p2">'
+        '<script type="application/ld+json">{"@type": "NewsArticle"}</script></head>'
+        '<body><div class="Post-Body" id="Main" role="main" itemprop="articleBody">'
+        '<a href="/x" onclick="go()">x</a><img src="i.png" alt="pic">'
+        '<p style="display: none">hidden</p><p aria-hidden="true">also</p>'
+        "<p hidden>too</p><p style='color: red'>shown</p></div></body></html>"
+    )
+    tags = page.tags
+    div = tags.index("div")
+    assert page.hints[div] == "post-body main main articlebody"
+    assert [tags[i] for i in page.hidden] == ["p", "p", "p"]
+    assert [tags[i] for i in page.onclick] == ["a"]
+    assert page.itemtypes == ["https://schema.org/WebPage"]
+    assert page.metas == [("og:title", None, None, "Headline")]
+    assert page.rels == ["next"]
+    assert page.own_text(page.json_ld[0]) == '{"@type": "NewsArticle"}'
+    assert page.kept_attributes[tags.index("a")] == ("/x", None, None)
+    assert page.kept_attributes[tags.index("img")] == (None, "i.png", "pic")
+
+
+def test_a_page_without_elements_reads_as_an_empty_body() -> None:
+    for html in ("", "   \n", "\x00\x00"):
+        page = read_page(html)
+        assert page.tags == ["html", "body"]
+        assert page.texts == []
