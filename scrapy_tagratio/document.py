@@ -19,7 +19,8 @@ Two views are built lazily, once:
   subtree is a contiguous range ``[i, end[i])``, so subtree sums are prefix-sum
   differences, not recursion.
 * :attr:`Document.source`, the source view of CETR and CCB: the HTML source with script,
-  style and comments removed, and the spans of its tags from one regex tokenisation.
+  style and comments removed, its code points, and the spans of its tags (array work over
+  the code points, the same tokens a regex scan finds).
 
 The walk is lxml's iterator (C) over the elements plus array work, without recursion, so
 100,000 levels of nesting are no problem. On the 20 MB test page it holds about half the
@@ -199,18 +200,31 @@ class _Walk:
 class SourceView:
     """The cleaned HTML source (script, style, noscript and comments removed) and the
     ``[start, end)`` character spans of its tags, for the source-based methods (CETR, CCB).
-    ``tag_names`` are lower-case names (``"a"`` for both ``<a ...>`` and ``</a>``)."""
+    ``tag_names`` are lower-case names (``"a"`` for both ``<a ...>`` and ``</a>``);
+    ``code_points`` are the Unicode code points of :attr:`text` (uint32), for vectorised
+    character classes (white space, scripts) without a Python loop over characters."""
 
     text: str
     tag_starts: np.ndarray
     tag_ends: np.ndarray
     tag_names: tuple[str, ...]
+    code_points: np.ndarray
 
     @cached_property
-    def code_points(self) -> np.ndarray:
-        """The Unicode code points of :attr:`text` (uint32), for vectorised character
-        classes (white space, scripts) without a Python loop over characters."""
-        return np.frombuffer(self.text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+    def tag_of(self) -> np.ndarray:
+        """Per character of :attr:`text`, the index of the tag it lies in, -1 outside tags.
+
+        Text and tags alternate (text before tag 0, tag 0, text before tag 1, ..., text
+        after the last tag), so one ``np.repeat`` of the run labels by the run lengths
+        labels every character."""
+        n_tags = self.tag_starts.size
+        labels = np.full(2 * n_tags + 1, -1, dtype=np.int64)
+        labels[1::2] = np.arange(n_tags)
+        bounds = np.empty(2 * n_tags + 2, dtype=np.int64)
+        bounds[0], bounds[-1] = 0, len(self.text)
+        bounds[1:-1:2] = self.tag_starts
+        bounds[2:-1:2] = self.tag_ends
+        return np.repeat(labels, np.diff(bounds))
 
     def tags_named(self, names: Collection[str]) -> np.ndarray:
         """Boolean per tag: its name is one of ``names``."""
@@ -218,24 +232,41 @@ class SourceView:
 
     def is_tag_char(self) -> np.ndarray:
         """Boolean per character of :attr:`text`: inside a tag (code) or not (content)."""
-        marks = np.zeros(len(self.text) + 1, dtype=np.int32)
-        np.add.at(marks, self.tag_starts, 1)
-        np.add.at(marks, self.tag_ends, -1)
-        return np.cumsum(marks)[:-1] > 0
+        return self.tag_of >= 0
 
     def anchor_depth_mask(self) -> np.ndarray:
         """Boolean per character: inside an ``<a>`` element (its tags and text)."""
         is_anchor = self.tags_named(("a",))
         if not is_anchor.any():
             return np.zeros(len(self.text), dtype=bool)
-        idx = np.flatnonzero(is_anchor)
-        closing = np.fromiter(
-            (self.text.startswith("</", s) for s in self.tag_starts[idx].tolist()), bool, idx.size
-        )
+        starts = self.tag_starts[is_anchor]
+        closing = self.code_points[starts + 1] == 0x2F  # "</a"
+        # Depth +1 at an opening tag's start, -1 at a closing tag's end. Openings are
+        # marked first: a closing tag can end where the next opening starts ("</a><a>").
         marks = np.zeros(len(self.text) + 1, dtype=np.int32)
-        np.add.at(marks, self.tag_starts[idx[~closing]], 1)
-        np.add.at(marks, self.tag_ends[idx[closing]], -1)
-        return np.cumsum(marks)[:-1] > 0
+        marks[starts[~closing]] = 1
+        marks[self.tag_ends[is_anchor][closing]] -= 1
+        return np.cumsum(marks, dtype=np.int32)[:-1] > 0
+
+
+def _tag_spans(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The ``[start, end)`` spans of the matches of :data:`_SOURCE_TAG` in the text whose
+    code points are ``codes``, with array operations instead of a scan.
+
+    A match starts at ``<`` or ``</`` followed by an ASCII letter and ends after the next
+    ``>`` (at the end of the text if none follows). A scan resumes after each match, so a
+    candidate start inside an earlier match, which shares that match's next ``>``, is no
+    match: of each group of candidates with the same end only the first counts."""
+    padded = np.concatenate((codes, np.zeros(2, dtype=codes.dtype)))
+    opens = np.flatnonzero(padded == 0x3C)
+    name_at = opens + 1 + (padded[opens + 1] == 0x2F)  # the name's first character
+    folded = padded[name_at] | 0x20  # ASCII upper case to lower; no other code to a-z
+    starts = opens[(folded >= 0x61) & (folded <= 0x7A)]
+    closers = np.flatnonzero(codes == 0x3E)
+    ends = np.append(closers + 1, codes.size)[np.searchsorted(closers, starts)]
+    first = np.ones(starts.size, dtype=bool)
+    first[1:] = ends[1:] != ends[:-1]
+    return starts[first], ends[first]
 
 
 _SOURCE_JUNK = re.compile(
@@ -725,18 +756,14 @@ class Document:
         if body_start is not None:
             text = text[body_start.start():]
         cleaned = _SOURCE_JUNK.sub("", text)
-        starts: list[int] = []
-        ends: list[int] = []
-        names: list[str] = []
-        for match in _SOURCE_TAG.finditer(cleaned):
-            starts.append(match.start())
-            ends.append(match.end())
-            names.append(match.group(1).lower())
+        codes = np.frombuffer(cleaned.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+        starts, ends = _tag_spans(codes)
         return SourceView(
             text=cleaned,
-            tag_starts=np.asarray(starts, dtype=np.int64),
-            tag_ends=np.asarray(ends, dtype=np.int64),
-            tag_names=tuple(names),
+            tag_starts=starts,
+            tag_ends=ends,
+            tag_names=tuple(map(str.lower, _SOURCE_TAG.findall(cleaned))),
+            code_points=codes,
         )
 
 
