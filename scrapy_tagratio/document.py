@@ -220,11 +220,7 @@ class SourceView:
         n_tags = self.tag_starts.size
         labels = np.full(2 * n_tags + 1, -1, dtype=np.int64)
         labels[1::2] = np.arange(n_tags)
-        bounds = np.empty(2 * n_tags + 2, dtype=np.int64)
-        bounds[0], bounds[-1] = 0, len(self.text)
-        bounds[1:-1:2] = self.tag_starts
-        bounds[2:-1:2] = self.tag_ends
-        return np.repeat(labels, np.diff(bounds))
+        return np.repeat(labels, span_run_lengths(self.tag_starts, self.tag_ends, len(self.text)))
 
     def tags_named(self, names: Collection[str]) -> np.ndarray:
         """Boolean per tag: its name is one of ``names``."""
@@ -247,6 +243,18 @@ class SourceView:
         marks[starts[~closing]] = 1
         marks[self.tag_ends[is_anchor][closing]] -= 1
         return np.cumsum(marks, dtype=np.int32)[:-1] > 0
+
+
+def span_run_lengths(starts: np.ndarray, ends: np.ndarray, size: int) -> np.ndarray:
+    """Lengths of the runs that sorted, disjoint spans ``[starts[i], ends[i])`` cut
+    ``range(size)`` into: the gap before span 0, span 0, the gap before span 1, ...,
+    the gap after the last span (``2 * len(starts) + 1`` runs, gaps possibly empty).
+    ``np.repeat`` of one label per run by these lengths labels every position."""
+    bounds = np.empty(2 * starts.size + 2, dtype=np.int64)
+    bounds[0], bounds[-1] = 0, size
+    bounds[1:-1:2] = starts
+    bounds[2:-1:2] = ends
+    return np.diff(bounds)
 
 
 def _tag_spans(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
