@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 from lxml import etree
 
 from scrapy_tagratio import ExtractionError
-from scrapy_tagratio.document import _SOURCE_TAG, Document, parse_html
+from scrapy_tagratio.document import _SOURCE_JUNK, _SOURCE_TAG, Document, parse_html
 
 
 def node_index(doc: Document, tag: str, nth: int = 0) -> int:
@@ -209,3 +210,22 @@ def test_source_view_tokenises_as_the_tag_regex_scans(tail: str) -> None:
     assert source.tag_of.tolist() == tag_of
     assert source.is_tag_char().tolist() == [k >= 0 for k in tag_of]
     assert source.anchor_depth_mask().tolist() == inside
+
+
+_LAZY_JUNK = re.compile(  # the plain reading of _SOURCE_JUNK, which unrolls these loops
+    r"<!--.*?(?:-->|\Z)|<(script|style|noscript|template)\b[^>]*>.*?(?:</\1\s*>|\Z)"
+    r"|<!\[CDATA\[.*?(?:\]\]>|\Z)|<\?.*?(?:\?>|\Z)|<!doctype[^>]*>",
+    re.I | re.S,
+)
+
+
+_JUNK_PIECES = (
+    "<!--", "-->", "-", ">", "<", "</", "<script>", "</script", "</SCRIPT >", "<style a>",
+    "</style>", "<![CDATA[", "]", "]]>", "<?", "?", "?>", "<!doctype x>", "a", " ", "\n",
+)  # fmt: skip
+
+
+@settings(max_examples=500, derandomize=True, deadline=None)
+@given(st.lists(st.sampled_from(_JUNK_PIECES), max_size=12).map("".join))
+def test_source_junk_matches_as_the_lazy_pattern(text: str) -> None:
+    assert _SOURCE_JUNK.sub("", text) == _LAZY_JUNK.sub("", text)
