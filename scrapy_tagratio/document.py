@@ -210,13 +210,13 @@ class SourceView:
     tag_names: tuple[str, ...]
     code_points: np.ndarray
 
-    @cached_property
     def tag_of(self) -> np.ndarray:
         """Per character of :attr:`text`, the index of the tag it lies in, -1 outside tags.
 
         Text and tags alternate (text before tag 0, tag 0, text before tag 1, ..., text
         after the last tag), so one ``np.repeat`` of the run labels by the run lengths
-        labels every character."""
+        labels every character. Not kept: eight bytes per character would stay alive as
+        long as the document (a method call costs one pass)."""
         n_tags = self.tag_starts.size
         labels = np.full(2 * n_tags + 1, -1, dtype=np.int64)
         labels[1::2] = np.arange(n_tags)
@@ -228,7 +228,7 @@ class SourceView:
 
     def is_tag_char(self) -> np.ndarray:
         """Boolean per character of :attr:`text`: inside a tag (code) or not (content)."""
-        return self.tag_of >= 0
+        return self.tag_of() >= 0
 
     def anchor_depth_mask(self) -> np.ndarray:
         """Boolean per character: inside an ``<a>`` element (its tags and text)."""
@@ -257,6 +257,11 @@ def span_run_lengths(starts: np.ndarray, ends: np.ndarray, size: int) -> np.ndar
     return np.diff(bounds)
 
 
+def _code_at(codes: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """``codes[positions]``, 0 for positions past the end."""
+    return np.where(positions < codes.size, codes[np.minimum(positions, codes.size - 1)], 0)
+
+
 def _tag_spans(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The ``[start, end)`` spans of the matches of :data:`_SOURCE_TAG` in the text whose
     code points are ``codes``, with array operations instead of a scan.
@@ -265,10 +270,9 @@ def _tag_spans(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ``>`` (at the end of the text if none follows). A scan resumes after each match, so a
     candidate start inside an earlier match, which shares that match's next ``>``, is no
     match: of each group of candidates with the same end only the first counts."""
-    padded = np.concatenate((codes, np.zeros(2, dtype=codes.dtype)))
-    opens = np.flatnonzero(padded == 0x3C)
-    name_at = opens + 1 + (padded[opens + 1] == 0x2F)  # the name's first character
-    folded = padded[name_at] | 0x20  # ASCII upper case to lower; no other code to a-z
+    opens = np.flatnonzero(codes == 0x3C)
+    name_at = opens + 1 + (_code_at(codes, opens + 1) == 0x2F)  # the name's first character
+    folded = _code_at(codes, name_at) | 0x20  # ASCII upper case to lower; no other to a-z
     starts = opens[(folded >= 0x61) & (folded <= 0x7A)]
     closers = np.flatnonzero(codes == 0x3E)
     ends = np.append(closers + 1, codes.size)[np.searchsorted(closers, starts)]

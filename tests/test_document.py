@@ -207,7 +207,7 @@ def test_source_view_tokenises_as_the_tag_regex_scans(tail: str) -> None:
     for step in anchor_depth[:-1]:
         depth += step
         inside.append(depth > 0)
-    assert source.tag_of.tolist() == tag_of
+    assert source.tag_of().tolist() == tag_of
     assert source.is_tag_char().tolist() == [k >= 0 for k in tag_of]
     assert source.anchor_depth_mask().tolist() == inside
 

@@ -109,7 +109,7 @@ class ContentCodeVector:
 
 def _tags_named(source: SourceView, names: frozenset[str]) -> np.ndarray:
     """Per tag, whether its name is in ``names``; one extra False entry for index -1, so
-    the result can be indexed with :attr:`SourceView.tag_of` directly."""
+    the result can be indexed with :meth:`SourceView.tag_of` directly."""
     return np.append(source.tags_named(names), False)
 
 
@@ -124,13 +124,12 @@ def _spans(flags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
 
 
-def _rendered_words(source: SourceView) -> tuple[np.ndarray, ...]:
+def _rendered_words(source: SourceView, tag_of: np.ndarray) -> tuple[np.ndarray, ...]:
     """Words as a browser renders them: runs of non-space content characters, joined
     across inline tags (``foo<b>bar</b>`` is one word); white space and block tags
     separate words. Returns the word of each character (-1 for code and white space), the
     words' ``[start, end)`` spans, and the word characters."""
     n = len(source.text)
-    tag_of = source.tag_of
     content = tag_of < 0
     is_space = content & _is_space(source)
     word_char = content & ~is_space
@@ -148,8 +147,8 @@ def char_vector(source: SourceView, *, ignore_anchors: bool = False) -> ContentC
     """CCB's content code vector, one element per source character (ACCB: without the
     characters of anchor tags). Words are grouped across inline tags for whole-word output.
     """
-    tag_of = source.tag_of
-    word, word_starts, word_ends, word_char = _rendered_words(source)
+    tag_of = source.tag_of()
+    word, word_starts, word_ends, word_char = _rendered_words(source, tag_of)
     content = tag_of < 0
     in_link = source.anchor_depth_mask()
     if ignore_anchors:
@@ -195,7 +194,7 @@ def token_vector(source: SourceView) -> ContentCodeVector:
     (maximal run of non-space characters between tags; in scripts written without spaces,
     each character), in source order. For whole-word output a token belongs to the word
     a browser renders it in (``Doe</a>,`` is one word of two tokens)."""
-    rendered, word_starts, word_ends, word_char = _rendered_words(source)
+    rendered, word_starts, word_ends, word_char = _rendered_words(source, source.tag_of())
     unspaced = word_char & _is_unspaced(source)
     before = np.concatenate(([False], word_char[:-1] & ~unspaced[:-1]))
     after = np.concatenate((word_char[1:] & ~unspaced[1:], [False]))
