@@ -38,6 +38,7 @@ rows (ten times faster than reducing over the short axis of ``(n, 2)``).
 
 from __future__ import annotations
 
+import math
 from typing import Final
 
 import numpy as np
@@ -63,6 +64,8 @@ MIN_STD: Final = 1e-6
 #: k-means++ seedings per k-means (scikit-learn's classic ``n_init``); the best is kept.
 KMEANS_RESTARTS: Final = 10
 _MAX_ITER: Final = 100
+#: Distances (runs x clusters x points) one batch of k-means runs holds at most.
+_BATCH_DISTANCES: Final = 1 << 20
 _EM_TOLERANCE: Final = 1e-6
 
 
@@ -78,13 +81,25 @@ def _columns(points: np.ndarray) -> np.ndarray:
 
 
 def _squared_distances(cols: np.ndarray, centres: np.ndarray) -> np.ndarray:
-    """``(k, n)`` exact squared Euclidean distances (0 for a copy of a centre)."""
-    diff = cols[None, :, :] - centres[:, :, None]
-    return (diff * diff).sum(axis=1)
+    """``(..., k, n)`` exact squared Euclidean distances of the points to ``(..., k, d)``
+    centres (0 for a copy of a centre)."""
+    diff = cols - centres[..., None]
+    return (diff * diff).sum(axis=-2)
 
 
-def _cluster_sums(cols: np.ndarray, labels: np.ndarray, k: int) -> np.ndarray:
-    return np.stack([np.bincount(labels, row, k) for row in cols], axis=1)
+def _cluster_sums(cols: np.ndarray, labels: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per cluster, its number of points and the sums of their coordinates (added in point
+    order): ``(k,)`` and ``(k, d)`` for ``(n,)`` labels, ``(runs, k)`` and ``(runs, k, d)``
+    for ``(runs, n)`` labels of several runs, one ``bincount`` over all runs."""
+    runs = labels.shape[:-1]
+    size = math.prod(runs) * k
+    bins = (labels + np.arange(0, size, k).reshape(*runs, 1)).ravel()
+    counts = np.bincount(bins, minlength=size).reshape(*runs, k)
+    sums = np.stack(
+        [np.bincount(bins, np.broadcast_to(row, labels.shape).ravel(), size) for row in cols],
+        axis=1,
+    )
+    return counts, sums.reshape(*runs, k, cols.shape[0])
 
 
 def _plus_plus_centres(
@@ -107,35 +122,63 @@ def _plus_plus_centres(
     return centres
 
 
+def _nearest(distances: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per point of ``(runs, k, n)`` distances, the first cluster of least distance and
+    that distance: ``argmin`` and ``min`` over axis 1, as k - 1 comparisons of contiguous
+    rows (numpy's ``argmin`` along the strided axis costs twice as much)."""
+    labels = np.zeros((distances.shape[0], distances.shape[2]), dtype=np.intp)
+    nearest = distances[:, 0].copy()
+    for c in range(1, distances.shape[1]):
+        closer = distances[:, c] < nearest
+        labels[closer] = c
+        np.minimum(nearest, distances[:, c], out=nearest)
+    return labels, nearest
+
+
 def _lloyd(
-    cols: np.ndarray, k: int, rng: np.random.Generator, anchored: bool
-) -> tuple[np.ndarray, np.ndarray, float]:
-    """One run of Lloyd's algorithm from k-means++ seeds: (labels, centroids, SSE)."""
-    centres = _plus_plus_centres(cols, k, rng, anchored)
+    cols: np.ndarray, centres: np.ndarray, anchored: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Lloyd's algorithm from a batch of ``(runs, k, d)`` seed centroids, all runs at once:
+    ``(runs, n)`` labels, centroids and each run's SSE. A run stops when no label changes
+    (its labels, centroids and SSE then stay as they are while the others go on), or after
+    :data:`_MAX_ITER` rounds (SSE of the last assignment). Every run computes exactly what
+    it would alone: the batch only shares the numpy calls."""
+    runs, k, _ = centres.shape
+    n = cols.shape[1]
+    centres = centres.copy()
     movable = np.ones(k, dtype=bool)
     movable[0] = not anchored
-    labels = np.full(cols.shape[1], -1)
+    labels = np.full((runs, n), -1)
+    sse = np.zeros(runs)
+    active = np.arange(runs)
     for _ in range(_MAX_ITER):
-        distances = _squared_distances(cols, centres)
-        new_labels = distances.argmin(axis=0)
-        if np.array_equal(new_labels, labels):
+        new_labels, nearest = _nearest(_squared_distances(cols, centres[active]))
+        sse[active] = nearest.sum(axis=1)
+        moved = (new_labels != labels[active]).any(axis=1)
+        active, new_labels = active[moved], new_labels[moved]
+        if not active.size:
             break
-        labels = new_labels
-        counts = np.bincount(labels, minlength=k)
+        labels[active] = new_labels
+        counts, sums = _cluster_sums(cols, new_labels, k)
         update = movable & (counts > 0)
-        centres[update] = _cluster_sums(cols, labels, k)[update] / counts[update, None]
-    return labels, centres, float(distances.min(axis=0).sum())
+        moved_centres = centres[active]
+        moved_centres[update] = sums[update] / counts[update][:, None]
+        centres[active] = moved_centres
+    return labels, centres, sse
 
 
 def _kmeans(
     cols: np.ndarray, k: int, rng: np.random.Generator, anchored: bool
 ) -> tuple[np.ndarray, np.ndarray]:
-    best = _lloyd(cols, k, rng, anchored)
-    for _ in range(KMEANS_RESTARTS - 1):
-        run = _lloyd(cols, k, rng, anchored)
-        if run[2] < best[2]:
-            best = run
-    return best[0], best[1]
+    seeds = np.stack([_plus_plus_centres(cols, k, rng, anchored) for _ in range(KMEANS_RESTARTS)])
+    per_batch = max(1, _BATCH_DISTANCES // (k * cols.shape[1]))  # bounds the memory held
+    batches = [
+        _lloyd(cols, seeds[i : i + per_batch], anchored)
+        for i in range(0, KMEANS_RESTARTS, per_batch)
+    ]
+    labels, centres, sse = (np.concatenate(parts) for parts in zip(*batches, strict=True))
+    best = int(np.argmin(sse))  # the first run of least SSE
+    return labels[best], centres[best]
 
 
 def kmeans(
@@ -166,8 +209,8 @@ def farthest_first(
         chosen.append(far)
         nearest = np.minimum(nearest, _squared_distances(cols, cols[:, far][None, :])[0])
     labels = _squared_distances(cols, cols[:, chosen].T).argmin(axis=0)
-    counts = np.bincount(labels, minlength=len(chosen))  # every centre is its own member
-    return labels, _cluster_sums(cols, labels, len(chosen)) / counts[:, None]
+    counts, sums = _cluster_sums(cols, labels, len(chosen))  # every centre is a member
+    return labels, sums / counts[:, None]
 
 
 def _fit_diagonal_gaussians(

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import pickle
+import re
 
 import numpy as np
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from lxml import etree
 
 from scrapy_tagratio import ExtractionError
-from scrapy_tagratio.document import Document, parse_html
+from scrapy_tagratio.document import _SOURCE_JUNK, _SOURCE_TAG, Document, parse_html
 
 
 def node_index(doc: Document, tag: str, nth: int = 0) -> int:
@@ -180,3 +183,49 @@ def test_block_is_the_nearest_block_ancestor_and_computed_once() -> None:
     assert nodes.block is nodes.block
     flags = np.array([t == "div" for t in nodes.tag])
     assert [int(a) for a in nodes.nearest_ancestor(flags)] == [-1, -1, 1, 1, 1, 1]
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(st.text(alphabet="<</>>aAbB1: \n-\xe9", max_size=60))
+@example("<a>x</a><A>y</a ><a")
+def test_source_view_tokenises_as_the_tag_regex_scans(tail: str) -> None:
+    # The tag spans come from array work over the code points; they must be the regex's
+    # tokens, including unclosed tags, "<" inside tags and "</" before a non-letter.
+    source = Document.from_input("<body>" + tail).source
+    matches = list(_SOURCE_TAG.finditer(source.text))
+    assert source.tag_starts.tolist() == [m.start() for m in matches]
+    assert source.tag_ends.tolist() == [m.end() for m in matches]
+    assert source.tag_names == tuple(m.group(1).lower() for m in matches)
+    tag_of = [-1] * len(source.text)
+    depth, anchor_depth = 0, [0] * (len(source.text) + 1)
+    for k, m in enumerate(matches):
+        tag_of[m.start() : m.end()] = [k] * (m.end() - m.start())
+        if m.group(1).lower() == "a":
+            at, step = (m.end(), -1) if m.group().startswith("</") else (m.start(), 1)
+            anchor_depth[at] += step
+    inside = []
+    for step in anchor_depth[:-1]:
+        depth += step
+        inside.append(depth > 0)
+    assert source.tag_of().tolist() == tag_of
+    assert source.is_tag_char().tolist() == [k >= 0 for k in tag_of]
+    assert source.anchor_depth_mask().tolist() == inside
+
+
+_LAZY_JUNK = re.compile(  # the plain reading of _SOURCE_JUNK, which unrolls these loops
+    r"<!--.*?(?:-->|\Z)|<(script|style|noscript|template)\b[^>]*>.*?(?:</\1\s*>|\Z)"
+    r"|<!\[CDATA\[.*?(?:\]\]>|\Z)|<\?.*?(?:\?>|\Z)|<!doctype[^>]*>",
+    re.I | re.S,
+)
+
+
+_JUNK_PIECES = (
+    "<!--", "-->", "-", ">", "<", "</", "<script>", "</script", "</SCRIPT >", "<style a>",
+    "</style>", "<![CDATA[", "]", "]]>", "<?", "?", "?>", "<!doctype x>", "a", " ", "\n",
+)  # fmt: skip
+
+
+@settings(max_examples=500, derandomize=True, deadline=None)
+@given(st.lists(st.sampled_from(_JUNK_PIECES), max_size=12).map("".join))
+def test_source_junk_matches_as_the_lazy_pattern(text: str) -> None:
+    assert _SOURCE_JUNK.sub("", text) == _LAZY_JUNK.sub("", text)

@@ -58,7 +58,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..document import BLOCK_TAGS, Document, SourceView, strip_tags
+from ..document import BLOCK_TAGS, Document, SourceView, span_run_lengths, strip_tags
 from ..result import BlockKind, BlockScores
 from ..signal import gaussian_kernel
 from .base import Algorithm, Labelling, check_bool, check_choice, check_range
@@ -107,23 +107,9 @@ class ContentCodeVector:
         return int(self.values.shape[0])
 
 
-def _tag_of(source: SourceView) -> np.ndarray:
-    """Per source character, the index of the tag it lies in, -1 outside tags.
-
-    Tags are disjoint spans, so one cumulative sum of ``+(k+1)`` at the start and
-    ``-(k+1)`` at the end of tag k labels every character at once.
-    """
-    k = np.arange(1, source.tag_starts.size + 1, dtype=np.int64)
-    opened = np.zeros(len(source.text) + 1, dtype=np.int64)
-    closed = np.zeros(len(source.text) + 1, dtype=np.int64)
-    opened[source.tag_starts] = k
-    closed[source.tag_ends] = k
-    return np.cumsum(opened[:-1] - closed[:-1]) - 1
-
-
 def _tags_named(source: SourceView, names: frozenset[str]) -> np.ndarray:
     """Per tag, whether its name is in ``names``; one extra False entry for index -1, so
-    the result can be indexed with :func:`_tag_of` directly."""
+    the result can be indexed with :meth:`SourceView.tag_of` directly."""
     return np.append(source.tags_named(names), False)
 
 
@@ -161,22 +147,24 @@ def char_vector(source: SourceView, *, ignore_anchors: bool = False) -> ContentC
     """CCB's content code vector, one element per source character (ACCB: without the
     characters of anchor tags). Words are grouped across inline tags for whole-word output.
     """
-    n = len(source.text)
-    tag_of = _tag_of(source)
+    tag_of = source.tag_of()
     word, word_starts, word_ends, word_char = _rendered_words(source, tag_of)
+    content = tag_of < 0
+    in_link = source.anchor_depth_mask()
     if ignore_anchors:
         index = np.flatnonzero(~_tags_named(source, frozenset({"a"}))[tag_of])
+        content, word, word_char, in_link = (a[index] for a in (content, word, word_char, in_link))
     else:
-        index = np.arange(n)
+        index = np.arange(len(source.text))
     return ContentCodeVector(
-        values=(tag_of < 0)[index].astype(np.float64),
+        values=content.astype(np.float64),
         starts=index,
         ends=index + 1,
-        word=word[index],
+        word=word,
         word_starts=word_starts,
         word_ends=word_ends,
-        weight=word_char[index].astype(np.int64),
-        in_link=source.anchor_depth_mask()[index],
+        weight=word_char.astype(np.int64),
+        in_link=in_link,
     )
 
 
@@ -206,8 +194,7 @@ def token_vector(source: SourceView) -> ContentCodeVector:
     (maximal run of non-space characters between tags; in scripts written without spaces,
     each character), in source order. For whole-word output a token belongs to the word
     a browser renders it in (``Doe</a>,`` is one word of two tokens)."""
-    tag_of = _tag_of(source)
-    rendered, word_starts, word_ends, word_char = _rendered_words(source, tag_of)
+    rendered, word_starts, word_ends, word_char = _rendered_words(source, source.tag_of())
     unspaced = word_char & _is_unspaced(source)
     before = np.concatenate(([False], word_char[:-1] & ~unspaced[:-1]))
     after = np.concatenate((word_char[1:] & ~unspaced[1:], [False]))
@@ -254,11 +241,11 @@ def _kernel_transform(kernel: np.ndarray, length: int) -> np.ndarray:
     return np.fft.rfft(circular).real
 
 
-def _edge_weights(kernel: np.ndarray, n: int) -> np.ndarray:
-    """Per entry, the kernel weight that falls inside a vector of ``n`` entries (``K * 1``)."""
+def _edge_weights(kernel: np.ndarray, n: int, i: np.ndarray) -> np.ndarray:
+    """Per entry ``i`` of a vector of ``n`` entries, the kernel weight that falls inside
+    the vector (``K * 1``)."""
     r = kernel.size // 2
     cdf = np.concatenate(([0.0], np.cumsum(kernel)))
-    i = np.arange(n)
     return cdf[np.minimum(r, n - 1 - i) + r + 1] - cdf[r - np.minimum(r, i)]
 
 
@@ -286,12 +273,15 @@ def blur_rounds(
         return
     kernel = gaussian_kernel(sigma, radius)
     r = radius
-    weight = _edge_weights(kernel, n)
     current = values.astype(np.float64)
     rounds = 0
     length = _fast_length(n + r + math.ceil(6.0 * sigma * math.sqrt(max_rounds)))
     transform_cost = length * math.log2(length)
     if 4 * r < n:
+        # The weights of the widest edge zones the loop can patch; the interior's are 1.
+        widest = min(max_rounds * r, (n - 1) // 2)
+        head_weight = _edge_weights(kernel, n, np.arange(widest))
+        tail_weight = _edge_weights(kernel, n, np.arange(n - widest, n))
         transfer = _kernel_transform(kernel, length).astype(np.float32)
         spectrum = np.fft.rfft(current, length).astype(np.complex64)
         while rounds < max_rounds:
@@ -302,11 +292,12 @@ def blur_rounds(
             head = np.convolve(current[: zone + r], kernel)[r : r + zone]
             tail = np.convolve(current[n - zone - r :], kernel)[2 * r : 2 * r + zone]
             current = np.fft.irfft(spectrum, length)[:n].astype(np.float64)
-            current[:zone] = head / weight[:zone]
-            current[n - zone :] = tail / weight[n - zone :]
+            current[:zone] = head / head_weight[:zone]
+            current[n - zone :] = tail / tail_weight[widest - zone :]
             rounds += 1
             yield current
     if rounds < max_rounds:
+        weight = _edge_weights(kernel, n, np.arange(n))
         length = _fast_length(n + 2 * r + 1)
         transfer = _kernel_transform(kernel, length)
         for _ in range(rounds, max_rounds):
@@ -350,6 +341,13 @@ def settled_labels(
     return values, extracted, rounds
 
 
+def _span_mask(starts: np.ndarray, ends: np.ndarray, n: int) -> np.ndarray:
+    """Boolean per position of ``range(n)``: inside one of the sorted, disjoint spans
+    ``[starts[i], ends[i])``."""
+    runs = span_run_lengths(starts, ends, n)
+    return np.repeat(np.arange(runs.size) % 2 == 1, runs)
+
+
 def _run_sums(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """Sums of ``values`` over the runs beginning at ``starts`` (empty for no runs)."""
     return np.add.reduceat(values, starts) if starts.size else values[:0].copy()
@@ -378,9 +376,7 @@ def _labelling(
     text = source.text
     out = strip_tags(text[s:e] for s, e in zip(run_starts.tolist(), run_ends.tolist(), strict=True))
     # Content elements between the first and the last word of a run are labelled content.
-    run_of = np.searchsorted(run_starts, vector.starts, side="right") - 1
-    inside = (run_of >= 0) & (vector.starts < np.append(run_ends, 0)[run_of])
-    labels = (vector.values > 0.5) & inside
+    labels = (vector.values > 0.5) & _span_mask(run_starts, run_ends, len(text))[vector.starts]
     block_starts = np.flatnonzero(np.diff(labels, prepend=~labels[:1]))
     block_sizes = np.diff(np.append(block_starts, len(vector)))
     kept_weight = vector.weight[labels]

@@ -97,12 +97,19 @@ def wrap_breaks(
     to the end of the tag it falls inside, then on to the next of the sorted
     ``word_breaks`` (positions that cut no word) if one comes within ``wrap`` characters.
     Linear in the number of pieces."""
+    long_lines = np.flatnonzero(ends - starts > wrap_above)
+    if not long_lines.size:
+        return np.zeros(0, dtype=np.int64)
+    long_starts, long_ends = starts[long_lines], ends[long_lines]
+    # Only word breaks inside a long line can move a cut (one at or past the line's end
+    # never does), so the lists searched below hold no others.
+    line = np.searchsorted(long_starts, word_breaks, side="right") - 1
+    in_long = (line >= 0) & (word_breaks < long_ends[np.maximum(line, 0)])
+    word_list = word_breaks[in_long].tolist()
     tag_start_list = tag_starts.tolist()
     tag_end_list = tag_ends.tolist()
-    word_list = word_breaks.tolist()
     breaks: list[int] = []
-    long_lines = np.flatnonzero(ends - starts > wrap_above)
-    for start, end in zip(starts[long_lines].tolist(), ends[long_lines].tolist(), strict=True):
+    for start, end in zip(long_starts.tolist(), long_ends.tolist(), strict=True):
         cut = start + wrap
         while cut < end:
             inside = bisect_right(tag_start_list, cut) - 1
