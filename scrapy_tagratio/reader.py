@@ -268,6 +268,8 @@ def _shape(events: np.ndarray) -> tuple[np.ndarray, ...]:
     keys = keys[order]
 
     def last_opened(at_level: np.ndarray, before: np.ndarray) -> np.ndarray:
+        if not order.size:  # text, but no element at all
+            return np.full(before.size, -1, dtype=np.int64)
         found = np.searchsorted(keys, at_level.astype(np.int64) * span + before) - 1
         return np.where(at_level >= 0, order[np.maximum(found, 0)], -1)
 

@@ -117,7 +117,7 @@ def test_attributes_the_analysis_reads_are_recorded() -> None:
 
 
 def test_a_page_without_elements_reads_as_an_empty_body() -> None:
-    for html in ("", "   \n", "\x00\x00"):
+    for html in ("", "   \n", "\x00\x00", "</div>\n"):
         page = read_page(html)
         assert page.tags == ["html", "body"]
         assert page.texts == []
