@@ -179,13 +179,15 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
             nodes.tag_mask(("td", "th"))[blocks],
             sums[parents] / max(float(sums.max()), 1e-9),
         )
-    ).astype(np.float64)
+    ).astype(np.float64, copy=False)
     return blocks, features, owner, threshold
 
 
 def content_probability(features: np.ndarray) -> np.ndarray:
     """The logistic model: probability that each block is main content."""
-    z = ((features - FEATURE_MEANS) / FEATURE_SCALES) @ WEIGHTS + INTERCEPT
+    standardised = features - FEATURE_MEANS
+    standardised /= FEATURE_SCALES  # in place: one copy of the feature matrix, not two
+    z = standardised @ WEIGHTS + INTERCEPT
     return 1.0 / (1.0 + np.exp(-z))
 
 
