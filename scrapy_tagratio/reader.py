@@ -36,6 +36,8 @@ _MAY_HIDE = frozenset({"hidden", "aria-hidden", "style"})
 #: Attributes cleaned HTML keeps.
 KEPT_ATTRIBUTES = ("href", "src", "alt")
 _MAY_KEEP = frozenset(KEPT_ATTRIBUTES)
+#: Elements whose text is code (JSON-LD excepted): dropped as it is read.
+_CODE_TAGS = frozenset({"script", "style"})
 #: Elements whose attributes carry page-level signals: ``meta``, JSON-LD ``script``, and
 #: the ``rel`` of links (whether the page is one of a series).
 _SIGNAL_TAGS = frozenset({"meta", "script", "link", "a"})
@@ -136,8 +138,8 @@ class _Recorder:
     and attributes are read in batches (:meth:`_read_attributes`)."""
 
     __slots__ = (
-        "attribs", "attributed", "check_deadline", "events", "found", "hinted", "hints", "tags",
-        "texts",
+        "attribs", "attributed", "check_deadline", "events", "found", "hinted", "hints",
+        "in_code", "tags", "texts",
     )
 
     def __init__(self, check_deadline: Callable[[], None]) -> None:
@@ -150,11 +152,15 @@ class _Recorder:
         self.hinted = array("q")  # elements with attributes, and their hints
         self.hints: list[str] = []
         self.found = _Attributes()
+        self.in_code = False
 
     def start(self, tag: str, attrib: Any) -> None:
         tags = self.tags
-        tags.append(_TAG_NAMES[tag])  # one shared string per name: lxml makes a new one
+        name = _TAG_NAMES[tag]  # one shared string per name: lxml makes a new one
+        tags.append(name)
         self.events.append(EVENT_OPEN)
+        if name in _CODE_TAGS:  # holds text only (the parser makes no element inside)
+            self.in_code = not (attrib and "ld+json" in (attrib.get("type") or ""))
         if attrib:
             self.attributed.append(len(tags) - 1)
             self.attribs.append(attrib)
@@ -163,8 +169,11 @@ class _Recorder:
 
     def end(self, tag: str) -> None:
         self.events.append(EVENT_CLOSE)
+        self.in_code = False
 
     def data(self, text: str) -> None:
+        if self.in_code:  # script or style source: never read, not kept
+            return
         events = self.events
         if events and events[-1] == EVENT_TEXT:  # the run goes on (after a comment, ...)
             self.texts[-1] += text
