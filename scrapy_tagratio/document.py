@@ -490,7 +490,7 @@ class Document:
         if noscripts:
             holds = np.fromiter(map(_BLOCK_CONTENT_TAGS.__contains__, tags), bool, n)
             skip[noscripts] = _subtree_sum(end, holds)[noscripts] == 0
-        skip[page.hidden] = True
+        skip[page.attributes.hidden] = True
         skip[body] = False
         positions = np.arange(n)
         in_body = (positions >= body) & (positions < end[body])
@@ -560,18 +560,18 @@ class Document:
         return "".join(walk.pieces[runs].tolist())
 
     def raw_text(self, node: int) -> str:
-        """All text inside node ``node``, hidden and script text included (XPath's
-        string value), white space collapsed."""
+        """All text inside node ``node`` as the page has it, hidden parts included (what
+        ``itertext`` reads, script and style code aside), white space collapsed."""
         return self.page.text_under(int(self._walk.element[node]))
 
     def href(self, node: int) -> str | None:
         """The ``href`` of node ``node``, None where it has none."""
-        return self.page.kept_attributes.get(int(self._walk.element[node]), (None,))[0]
+        return self.page.attributes.kept.get(int(self._walk.element[node]), (None,))[0]
 
     @cached_property
     def onclick(self) -> np.ndarray:
         """Boolean per node: it has an ``onclick`` handler."""
-        return np.isin(self._walk.element, self.page.onclick)
+        return np.isin(self._walk.element, self.page.attributes.onclick)
 
     # ------------------------------------------------------------------ output
     def text_of(self, content: np.ndarray) -> str:
@@ -625,7 +625,7 @@ class Document:
         # space, and in no lxml text), which keep the space at either end of a piece.
         texts = _BREAK.join(("", *walk.pieces[walk.piece[events[is_text]]].tolist(), ""))
         markup[is_text] = escape(" ".join(texts.split()), quote=False).split(_BREAK)[1:-1]
-        tags, attributes = walk.table.tag, self.page.kept_attributes
+        tags, attributes = walk.table.tag, self.page.attributes.kept
         opening, closing = kinds == EVENT_OPEN, kinds == EVENT_CLOSE
         markup[opening] = [
             f"<{tags[node]}{_attribute_markup(attributes.get(element))}>"
@@ -672,7 +672,8 @@ class Document:
     @cached_property
     def title(self) -> str | None:
         """``og:title``, else ``<title>``, else the first ``<h1>``; None if none has text."""
-        for og_title in (meta[3] for meta in self.page.metas if meta[0] == "og:title"):
+        metas = self.page.attributes.metas
+        for og_title in (meta[3] for meta in metas if meta[0] == "og:title"):
             value = " ".join((og_title or "").split())
             if value:
                 return value

@@ -318,17 +318,18 @@ def _page_signals(document: Document) -> tuple[bool, bool, bool, bool, bool, boo
     From the attributes of ``meta``, ``script``, ``link`` and ``a`` elements and the
     microdata types, as the page was read (:class:`~scrapy_tagratio.reader.PageEvents`)."""
     page = document.page
-    types = {t.strip().rstrip("/").rsplit("/", 1)[-1] for t in page.itemtypes}
-    for script in page.json_ld:
+    attributes = page.attributes
+    types = {t.strip().rstrip("/").rsplit("/", 1)[-1] for t in attributes.itemtypes}
+    for script in attributes.json_ld:
         types.update(_JSONLD_TYPE.findall(page.own_text(script)[:20000]))
     og_type = ""
     published = False
-    for meta_property, name, itemprop, content in page.metas:
+    for meta_property, name, itemprop, content in attributes.metas:
         key = (meta_property or name or itemprop or "").lower()
         if key == "og:type" and not og_type:
             og_type = (content or "").strip().lower()
         published = published or key in _PUBLISHED_META
-    paginated = any(not {"next", "prev"}.isdisjoint(rel.lower().split()) for rel in page.rels)
+    paginated = any(not {"next", "prev"}.isdisjoint(rel.lower().split()) for rel in attributes.rels)
     return (
         bool(types & ARTICLE_TYPES) or og_type == "article",
         bool(types & ITEM_TYPES) or og_type.split(".")[0] in ("product", "video", "book"),

@@ -6,8 +6,9 @@ a *parser target*: the parser calls :class:`_Recorder` for every element start a
 and every run of text, and no tree is built. The recorder keeps the page as flat arrays in
 document order, plus the few attributes the analysis reads, so a page costs neither a tree
 in memory (about nine times the page size on markup-dense pages) nor a Python object per
-element to visit it. Checked against the tree: same elements, parents and text on the
-1,336 development pages.
+element to visit it. The source code in ``script`` and ``style`` elements is dropped as
+it comes (JSON-LD excepted): nothing reads it. Checked against lxml's tree: same elements,
+parents and text on the 1,336 development pages (``tests/test_reader.py`` keeps checking).
 """
 
 from __future__ import annotations
@@ -21,7 +22,10 @@ from typing import Any
 import numpy as np
 from lxml import etree
 
-__all__ = ["EVENT_CLOSE", "EVENT_OPEN", "EVENT_TEXT", "PageEvents", "read_page"]
+__all__ = [
+    "EVENT_CLOSE", "EVENT_OPEN", "EVENT_TEXT", "KEPT_ATTRIBUTES", "PageAttributes", "PageEvents",
+    "read_page",
+]
 
 # Event kinds of the document-order stream.
 EVENT_TEXT, EVENT_OPEN, EVENT_CLOSE = 0, 1, 2
@@ -76,6 +80,30 @@ def _is_hidden(attrib: Any) -> bool:
     return bool(style and _HIDDEN_STYLE.search(style))
 
 
+@dataclass
+class PageAttributes:
+    """What the attributes of a page say beyond the per-element hints."""
+
+    #: Elements with ``hidden``, ``aria-hidden="true"`` or an inline ``display:none`` /
+    #: ``visibility:hidden``.
+    hidden: list[int] = field(default_factory=list)
+    #: Elements with an ``onclick`` handler.
+    onclick: list[int] = field(default_factory=list)
+    #: Every ``itemtype`` value (microdata types).
+    itemtypes: list[str] = field(default_factory=list)
+    #: ``href``, ``src``, ``alt`` (None where absent) of the elements having one of them.
+    kept: dict[int, tuple[str | None, ...]] = field(default_factory=dict)
+    #: Per ``<meta>``: its ``property``, ``name``, ``itemprop`` and ``content`` (None where
+    #: absent).
+    metas: list[tuple[str | None, str | None, str | None, str | None]] = field(
+        default_factory=list
+    )
+    #: ``rel`` values of ``<link>`` and ``<a>`` elements.
+    rels: list[str] = field(default_factory=list)
+    #: ``<script>`` elements whose ``type`` names JSON-LD.
+    json_ld: list[int] = field(default_factory=list)
+
+
 @dataclass(frozen=True, eq=False)
 class PageEvents:
     """The whole page (head included) as read, in document order.
@@ -87,6 +115,7 @@ class PageEvents:
     :data:`EVENT_TEXT`, :data:`EVENT_CLOSE`), ``nodes`` (the element, or for text the
     element it is directly in: an element's text and the tails of its children) and
     ``pieces`` (for text, the index of its run of text in ``texts``, else -1).
+    ``attributes``: what else the analysis reads in the attributes.
     """
 
     tags: list[str]
@@ -98,22 +127,7 @@ class PageEvents:
     nodes: np.ndarray
     pieces: np.ndarray
     texts: list[str]
-    #: Elements with ``hidden``, ``aria-hidden="true"`` or an inline ``display:none`` /
-    #: ``visibility:hidden``.
-    hidden: list[int]
-    #: Elements with an ``onclick`` handler.
-    onclick: list[int]
-    #: Every ``itemtype`` value (microdata types).
-    itemtypes: list[str]
-    #: ``href``, ``src``, ``alt`` (None where absent) of the elements having one of them.
-    kept_attributes: dict[int, tuple[str | None, ...]]
-    #: Per ``<meta>``: its ``property``, ``name``, ``itemprop`` and ``content`` (None where
-    #: absent).
-    metas: list[tuple[str | None, str | None, str | None, str | None]]
-    #: ``rel`` values of ``<link>`` and ``<a>`` elements.
-    rels: list[str]
-    #: ``<script>`` elements whose ``type`` names JSON-LD.
-    json_ld: list[int]
+    attributes: PageAttributes
 
     def __len__(self) -> int:
         return len(self.tags)
@@ -124,8 +138,8 @@ class PageEvents:
         return "".join(self.texts[i] for i in runs)
 
     def text_under(self, element: int) -> str:
-        """All text inside ``element`` (its descendants' too, hidden and script text
-        included: XPath's string value), white space collapsed."""
+        """All text inside ``element``, its descendants' too (hidden text included, script
+        and style code not kept), white space collapsed."""
         inside = (self.nodes >= element) & (self.nodes < self.end[element])
         runs = self.pieces[(self.kinds == EVENT_TEXT) & inside].tolist()
         return " ".join("".join(self.texts[i] for i in runs).split())
@@ -151,7 +165,7 @@ class _Recorder:
         self.attribs: list[Any] = []
         self.hinted = array("q")  # elements with attributes, and their hints
         self.hints: list[str] = []
-        self.found = _Attributes()
+        self.found = PageAttributes()
         self.in_code = False
 
     def start(self, tag: str, attrib: Any) -> None:
@@ -194,7 +208,7 @@ class _Recorder:
             if not _MAY_HIDE.isdisjoint(attrib) and _is_hidden(attrib):
                 found.hidden.append(index)
             if not _MAY_KEEP.isdisjoint(attrib):
-                found.kept_attributes[index] = (get("href"), get("src"), get("alt"))
+                found.kept[index] = (get("href"), get("src"), get("alt"))
             if "itemtype" in attrib:
                 found.itemtypes.append(attrib["itemtype"])
             if "onclick" in attrib:
@@ -220,7 +234,6 @@ class _Recorder:
         parent, depth, end, nodes, pieces = _shape(events)
         hints = np.full(len(tags), "", dtype=object)
         hints[np.frombuffer(self.hinted, dtype=np.int64)] = self.hints
-        found = self.found
         return PageEvents(
             tags=tags,
             parent=parent,
@@ -231,29 +244,8 @@ class _Recorder:
             nodes=nodes,
             pieces=pieces,
             texts=self.texts,
-            hidden=found.hidden,
-            onclick=found.onclick,
-            itemtypes=found.itemtypes,
-            kept_attributes=found.kept_attributes,
-            metas=found.metas,
-            rels=found.rels,
-            json_ld=found.json_ld,
+            attributes=self.found,
         )
-
-
-@dataclass
-class _Attributes:
-    """What a page's attributes say beyond the per-element hints (see PageEvents)."""
-
-    hidden: list[int] = field(default_factory=list)
-    onclick: list[int] = field(default_factory=list)
-    itemtypes: list[str] = field(default_factory=list)
-    kept_attributes: dict[int, tuple[str | None, ...]] = field(default_factory=dict)
-    metas: list[tuple[str | None, str | None, str | None, str | None]] = field(
-        default_factory=list
-    )
-    rels: list[str] = field(default_factory=list)
-    json_ld: list[int] = field(default_factory=list)
 
 
 def _shape(events: np.ndarray) -> tuple[np.ndarray, ...]:

@@ -105,17 +105,17 @@ def test_attributes_the_analysis_reads_are_recorded() -> None:
         '<p style="display: none">hidden</p><p aria-hidden="true">also</p>'
         "<p hidden>too</p><p style='color: red'>shown</p></div></body></html>"
     )
-    tags = page.tags
+    tags, found = page.tags, page.attributes
     div = tags.index("div")
     assert page.hints[div] == "post-body main main articlebody"
-    assert [tags[i] for i in page.hidden] == ["p", "p", "p"]
-    assert [tags[i] for i in page.onclick] == ["a"]
-    assert page.itemtypes == ["https://schema.org/WebPage"]
-    assert page.metas == [("og:title", None, None, "Headline")]
-    assert page.rels == ["next"]
-    assert page.own_text(page.json_ld[0]) == '{"@type": "NewsArticle"}'
-    assert page.kept_attributes[tags.index("a")] == ("/x", None, None)
-    assert page.kept_attributes[tags.index("img")] == (None, "i.png", "pic")
+    assert [tags[i] for i in found.hidden] == ["p", "p", "p"]
+    assert [tags[i] for i in found.onclick] == ["a"]
+    assert found.itemtypes == ["https://schema.org/WebPage"]
+    assert found.metas == [("og:title", None, None, "Headline")]
+    assert found.rels == ["next"]
+    assert page.own_text(found.json_ld[0]) == '{"@type": "NewsArticle"}'
+    assert found.kept[tags.index("a")] == ("/x", None, None)
+    assert found.kept[tags.index("img")] == (None, "i.png", "pic")
 
 
 def test_a_page_without_elements_reads_as_an_empty_body() -> None:
