@@ -588,16 +588,16 @@ class Document:
             walk.kinds == EVENT_TEXT, content[walk.owners], walk.table.is_block[walk.owners]
         )
         # A selected open/close event is a line break: piece -1, the marker. A long text
-        # goes in parts cut at line breaks: str.split's word lists stay small.
+        # goes in parts of about _CHUNK_EVENTS events, cut at line breaks, so that the
+        # word and line lists of str.split stay small.
         piece = walk.piece[selected]
-        size = np.cumsum(walk.piece_chars[piece])
         breaks = np.flatnonzero(piece < 0)
-        part = size[breaks] // _CHUNK_CHARS
-        lines: list[str] = []
-        for pieces in np.split(piece, breaks[np.flatnonzero(np.diff(part)) + 1]):
+        cuts = breaks[np.flatnonzero(np.diff(breaks // _CHUNK_EVENTS)) + 1]
+        parts = []
+        for pieces in np.split(piece, cuts):
             text = " ".join("".join(walk.pieces[pieces].tolist()).split())
-            lines += filter(None, map(str.strip, text.split(_BREAK)))
-        return "\n".join(lines)
+            parts.append("\n".join(filter(None, map(str.strip, text.split(_BREAK)))))
+        return "\n".join(filter(None, parts))
 
     def html_of(self, content: np.ndarray) -> str:
         """Cleaned HTML of the marked elements with their ancestors: tags without attributes
