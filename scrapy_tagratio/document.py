@@ -49,6 +49,8 @@ from .reader import (
     EVENT_TEXT,
     KEPT_ATTRIBUTES,
     PageEvents,
+    parse_html,
+    parser_input,
     read_page,
 )
 
@@ -77,7 +79,6 @@ BLOCK_TAGS = frozenset(
 LINK_TAGS = frozenset({"a", "button", "select", "input"})
 #: A noscript holding one of these is page content swallowed by the parser, not a fallback.
 _BLOCK_CONTENT_TAGS = frozenset({"p", "article", "main", "h1", "h2"})
-_XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>", re.I)
 _BINARY_SIGNATURES: tuple[tuple[bytes, str], ...] = (
     (b"\x89PNG", "PNG image"),
     (b"%PDF", "PDF document"),
@@ -384,25 +385,6 @@ def decode_html(data: bytes, content_type: str | None = None) -> str:
     return text
 
 
-_PARSER = etree.HTMLParser(
-    encoding="utf-8", remove_comments=True, remove_pis=True, huge_tree=True, no_network=True,
-    default_doctype=False,
-)
-
-
-def parse_html(text: str) -> Any:
-    """Parse decoded HTML with lxml's HTML parser (the tree type Scrapy's selectors use)."""
-    if "\x00" in text:
-        text = text.replace("\x00", "")
-    text = _XML_DECLARATION.sub("", text, count=1)
-    if not text or text.isspace():
-        return etree.fromstring(b"<html><body></body></html>", parser=_PARSER)
-    root = etree.fromstring(text.encode("utf-8", "replace"), parser=_PARSER)
-    if root is None:
-        return etree.fromstring(b"<html><body></body></html>", parser=_PARSER)
-    return root
-
-
 class Document:
     """A page, read and cleaned, and its lazily built views. Build with :meth:`from_input`."""
 
@@ -687,9 +669,7 @@ class Document:
     @cached_property
     def source(self) -> SourceView:
         """The source view for CETR and CCB (built on first use)."""
-        text = self.text
-        # NUL bytes go, as in parse_html: the DOM never sees them either.
-        text = _XML_DECLARATION.sub("", text.replace("\x00", ""), count=1)
+        text = parser_input(self.text)  # as the parser gets it
         body_start = re.search(r"<body\b", text, re.I)
         if body_start is not None:
             text = text[body_start.start():]

@@ -24,7 +24,7 @@ from lxml import etree
 
 __all__ = [
     "EVENT_CLOSE", "EVENT_OPEN", "EVENT_TEXT", "KEPT_ATTRIBUTES", "PageAttributes", "PageEvents",
-    "read_page",
+    "parse_html", "parser_input", "read_page",
 ]
 
 # Event kinds of the document-order stream.
@@ -33,6 +33,11 @@ EVENT_TEXT, EVENT_OPEN, EVENT_CLOSE = 0, 1, 2
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>", re.I)
 _EMPTY_PAGE = "<html><body></body></html>"
+#: libxml2's options, the same for the tree and the events.
+_OPTIONS: dict[str, Any] = {
+    "encoding": "utf-8", "remove_comments": True, "remove_pis": True, "huge_tree": True,
+    "no_network": True, "default_doctype": False,
+}
 #: Characters handed to the parser at a time.
 _FEED_CHARS = 1 << 20
 #: Attributes that may hide an element (checked by :func:`_is_hidden`).
@@ -289,35 +294,33 @@ def _shape(events: np.ndarray) -> tuple[np.ndarray, ...]:
     return parent, depth, end, nodes, pieces
 
 
-def read_page(text: str, check_deadline: Callable[[], None] = lambda: None) -> PageEvents:
-    """Read decoded HTML with lxml's HTML parser into :class:`PageEvents`.
-
-    NUL characters and an XML declaration are dropped first (libxml2 stops at the one and
-    refuses a ``str`` with the other); a page without elements reads as an empty body.
-    ``check_deadline`` is called every few thousand elements (it raises to stop).
-    """
+def parser_input(text: str) -> str:
+    """Decoded HTML as libxml2 should get it: NUL characters and an XML declaration
+    dropped (libxml2 stops at the one and refuses a ``str`` with the other), a blank page
+    replaced by an empty body."""
     if "\x00" in text:
         text = text.replace("\x00", "")
     text = _XML_DECLARATION.sub("", text, count=1)
-    if not text or text.isspace():
-        text = _EMPTY_PAGE
-    parser = _parser(check_deadline)
+    return _EMPTY_PAGE if not text or text.isspace() else text
+
+
+def parse_html(text: str) -> Any:
+    """An lxml tree of decoded HTML, parsed as :func:`read_page` reads it (the tree type
+    Scrapy's selectors use), for callers who want a tree."""
+    parser = etree.HTMLParser(**_OPTIONS)
+    root = etree.fromstring(parser_input(text).encode("utf-8", "replace"), parser)
+    return root if root is not None else etree.fromstring(_EMPTY_PAGE.encode(), parser)
+
+
+def read_page(text: str, check_deadline: Callable[[], None] = lambda: None) -> PageEvents:
+    """Read decoded HTML with lxml's HTML parser into :class:`PageEvents` (see
+    :func:`parser_input`; a page without elements reads as an empty body).
+    ``check_deadline`` is called every few thousand elements (it raises to stop).
+    """
+    text = parser_input(text)
+    parser = etree.HTMLParser(target=_Recorder(check_deadline), **_OPTIONS)
     # Fed in parts: neither the encoded page nor libxml2's copy of it is held whole.
     for start in range(0, len(text), _FEED_CHARS):
         parser.feed(text[start : start + _FEED_CHARS].encode("utf-8", "replace"))
     page: PageEvents = parser.close()
-    if not len(page):
-        return read_page(_EMPTY_PAGE)
-    return page
-
-
-def _parser(check_deadline: Callable[[], None]) -> Any:
-    return etree.HTMLParser(
-        target=_Recorder(check_deadline),
-        encoding="utf-8",
-        remove_comments=True,
-        remove_pis=True,
-        huge_tree=True,
-        no_network=True,
-        default_doctype=False,
-    )
+    return page if len(page) else read_page(_EMPTY_PAGE)
