@@ -108,11 +108,11 @@ class NodeTable:
     parent: np.ndarray  # int32, -1 for the root
     depth: np.ndarray  # int32
     end: np.ndarray  # int32: subtree of i is [i, end[i])
-    own_chars: np.ndarray  # int64: characters of text directly inside the element
-    own_link_chars: np.ndarray  # int64: of those, characters inside a link
+    own_chars: np.ndarray  # int32: characters of text directly inside the element
+    own_link_chars: np.ndarray  # int32: of those, characters inside a link
     is_link: np.ndarray  # bool: element is a link-like tag (LINK_TAGS)
     is_block: np.ndarray  # bool
-    chars: np.ndarray  # C
+    chars: np.ndarray  # C (int32, as the four below)
     link_chars: np.ndarray  # LC
     tags: np.ndarray  # T (descendant elements)
     link_tags: np.ndarray  # LT (descendant link elements, like T not counting the node)
@@ -390,16 +390,28 @@ class Document:
 
     def __init__(
         self,
-        text: str,
+        markup: str | bytes,
         *,
+        content_type: str | None = None,
         root: Any = None,
         url: str | None = None,
         deadline: float | None = None,
     ) -> None:
-        self.text = text
+        """``markup``: the page as text, or as bytes (with the HTTP ``content_type``) to be
+        decoded when read; see :meth:`from_input`, which also checks the input."""
         self.url = url
         self.deadline = deadline
+        self._input = markup
+        self._content_type = content_type
         self._root = root
+
+    @property
+    def text(self) -> str:
+        """The page as text. Bytes are decoded on each use (as Scrapy decodes them), so a
+        large page's text is not kept beside what is read from it: the DOM methods read it
+        once, CETR and CCB once more."""
+        markup = self._input
+        return markup if isinstance(markup, str) else decode_html(markup, self._content_type)
 
     @classmethod
     def from_input(
@@ -421,7 +433,10 @@ class Document:
                 raise ExtractionError(
                     f"page has {len(data)} bytes, above max_bytes={max_bytes}", kind="too_large"
                 )
-            return cls(decode_html(data, content_type), url=url, deadline=deadline)
+            kind = _sniff_binary(data)
+            if kind is not None:
+                raise ExtractionError(f"input is {kind}, not HTML", kind="not_html")
+            return cls(data, content_type=content_type, url=url, deadline=deadline)
         if isinstance(html, str):
             if max_bytes is not None and len(html) > max_bytes:
                 raise ExtractionError(
@@ -499,10 +514,10 @@ class Document:
         piece_chars = np.zeros(len(page.texts) + 1, dtype=np.int64)  # the last: the marker
         piece_chars[text_piece] = _collapsed_lengths([page.texts[i] for i in text_piece.tolist()])
         chars = piece_chars[text_piece]
-        own = np.bincount(text_owner, weights=chars, minlength=m).astype(np.int64)
+        own = np.bincount(text_owner, weights=chars, minlength=m).astype(np.int32)
         own_link = np.bincount(
             text_owner, weights=chars * in_link[text_owner], minlength=m
-        ).astype(np.int64)
+        ).astype(np.int32)
         prefix_link_tags = np.concatenate(([0], np.cumsum(is_link)))
         table_positions = np.arange(m)
         table = NodeTable(
@@ -515,10 +530,12 @@ class Document:
             own_link_chars=own_link,
             is_link=is_link,
             is_block=np.fromiter(map(BLOCK_TAGS.__contains__, table_tags), bool, m),
-            chars=_subtree_sum(end, own),
-            link_chars=_subtree_sum(end, own_link),
-            tags=end - table_positions - 1,
-            link_tags=prefix_link_tags[end] - prefix_link_tags[table_positions + 1],
+            chars=_subtree_sum(end, own).astype(np.int32),
+            link_chars=_subtree_sum(end, own_link).astype(np.int32),
+            tags=(end - table_positions - 1).astype(np.int32),
+            link_tags=(prefix_link_tags[end] - prefix_link_tags[table_positions + 1]).astype(
+                np.int32
+            ),
         )
         return _Walk(
             table=table,
@@ -527,7 +544,7 @@ class Document:
             piece=piece.astype(np.int32),
             pieces=np.array([*page.texts, _BREAK], dtype=object),
             piece_chars=piece_chars,
-            element=kept,
+            element=kept.astype(np.int32),
         )
 
     @property
