@@ -270,14 +270,14 @@ def _shape(events: np.ndarray) -> tuple[np.ndarray, ...]:
     depth = level[opened] - 1
     span = len(events) + 1
     keys = depth.astype(np.int64) * span + opened  # sorted: opens by level, then position
-    order = np.argsort(keys, kind="stable")
+    order = np.argsort(keys, kind="stable").astype(np.int32)
     keys = keys[order]
 
     def last_opened(at_level: np.ndarray, before: np.ndarray) -> np.ndarray:
         if not order.size:  # text, but no element at all
-            return np.full(before.size, -1, dtype=np.int64)
+            return np.full(before.size, -1, dtype=np.int32)
         found = np.searchsorted(keys, at_level.astype(np.int64) * span + before) - 1
-        return np.where(at_level >= 0, order[np.maximum(found, 0)], -1)
+        return np.where(at_level >= 0, order[np.maximum(found, 0)], -1).astype(np.int32)
 
     parent = last_opened(depth - 1, opened)
     closes = np.flatnonzero(is_close)
