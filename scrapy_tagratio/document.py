@@ -554,9 +554,7 @@ class Document:
 
     def own_text(self, node: int) -> str:
         """The text directly in node ``node`` (its text and its children's tails), raw."""
-        walk = self._walk
-        runs = walk.piece[(walk.kinds == EVENT_TEXT) & (walk.owners == node)]
-        return "".join(walk.pieces[runs].tolist())
+        return self.page.own_text(int(self._walk.element[node]))
 
     def raw_text(self, node: int) -> str:
         """All text inside node ``node`` as the page has it, hidden parts included (what
