@@ -326,19 +326,22 @@ _CHUNK_CHARS = 1 << 20
 _CHUNK_EVENTS = 1 << 16
 
 
+def _collapse_pieces(pieces: list[str]) -> list[str]:
+    """Each piece with its white space collapsed (a run at either end kept as one space),
+    by C string methods over all pieces at once: joined between markers (not white
+    space, in no lxml text), collapsed, split at the markers."""
+    return " ".join(_BREAK.join(("", *pieces, "")).split()).split(_BREAK)[1:-1]
 
 
 def _collapsed_lengths(pieces: list[str]) -> np.ndarray:
-    """Per piece, ``len(" ".join(piece.split()))``, by C string methods over all pieces at
-    once: joined by a marker (not white space, in no lxml text), white space collapsed,
-    split at the markers and stripped. About a million characters at a time, which bounds
-    the word lists of ``str.split``."""
+    """Per piece, ``len(" ".join(piece.split()))``: :func:`_collapse_pieces`, stripped,
+    about a million characters at a time, which bounds the word lists of ``str.split``."""
     out = np.zeros(len(pieces), dtype=np.int64)
     ends = np.cumsum(np.fromiter(map(len, pieces), np.int64, len(pieces)))
     first = 0
     while first < len(pieces):
         last = max(int(np.searchsorted(ends, ends[first] + _CHUNK_CHARS, side="right")), first + 1)
-        collapsed = " ".join(_BREAK.join(pieces[first:last]).split()).split(_BREAK)
+        collapsed = _collapse_pieces(pieces[first:last])
         out[first:last] = np.fromiter(map(len, map(str.strip, collapsed)), np.int64, last - first)
         first = last
     return out
@@ -377,10 +380,19 @@ def _detect_encoding(data: bytes) -> str | None:
 
 
 def decode_html(data: bytes, content_type: str | None = None) -> str:
-    """Decode page bytes as Scrapy does: HTTP charset, BOM, meta charset, then detection."""
+    """Decode page bytes as Scrapy does: HTTP charset, BOM, meta charset, then detection.
+    Raises :class:`ExtractionError` for binary data."""
+    _refuse_binary(data)
+    return _decode(data, content_type)
+
+
+def _refuse_binary(data: bytes) -> None:
     kind = _sniff_binary(data)
     if kind is not None:
         raise ExtractionError(f"input is {kind}, not HTML", kind="not_html")
+
+
+def _decode(data: bytes, content_type: str | None) -> str:
     _, text = html_to_unicode(content_type, data, auto_detect_fun=_detect_encoding)
     return text
 
@@ -411,7 +423,7 @@ class Document:
         large page's text is not kept beside what is read from it: the DOM methods read it
         once, CETR and CCB once more."""
         markup = self._input
-        return markup if isinstance(markup, str) else decode_html(markup, self._content_type)
+        return markup if isinstance(markup, str) else _decode(markup, self._content_type)
 
     @classmethod
     def from_input(
@@ -433,9 +445,7 @@ class Document:
                 raise ExtractionError(
                     f"page has {len(data)} bytes, above max_bytes={max_bytes}", kind="too_large"
                 )
-            kind = _sniff_binary(data)
-            if kind is not None:
-                raise ExtractionError(f"input is {kind}, not HTML", kind="not_html")
+            _refuse_binary(data)
             return cls(data, content_type=content_type, url=url, deadline=deadline)
         if isinstance(html, str):
             if max_bytes is not None and len(html) > max_bytes:
@@ -618,10 +628,9 @@ class Document:
         kinds, nodes = walk.kinds[events], walk.owners[events]
         markup = np.empty(len(events), dtype=object)
         is_text = kinds == EVENT_TEXT
-        # White space of all pieces collapsed at once, between _BREAK markers (not white
-        # space, and in no lxml text), which keep the space at either end of a piece.
-        texts = _BREAK.join(("", *walk.pieces[walk.piece[events[is_text]]].tolist(), ""))
-        markup[is_text] = escape(" ".join(texts.split()), quote=False).split(_BREAK)[1:-1]
+        texts = _collapse_pieces(walk.pieces[walk.piece[events[is_text]]].tolist())
+        if texts:  # escaped in one pass; the markers survive escaping
+            markup[is_text] = escape(_BREAK.join(texts), quote=False).split(_BREAK)
         tags, attributes = walk.table.tag, self.page.attributes.kept
         opening, closing = kinds == EVENT_OPEN, kinds == EVENT_CLOSE
         markup[opening] = [
