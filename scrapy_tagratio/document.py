@@ -532,7 +532,7 @@ class Document:
         table_positions = np.arange(m)
         table = NodeTable(
             tag=tuple(table_tags),
-            hint=tuple(np.array(page.hints, dtype=object)[kept].tolist()),
+            hint=tuple(page.hints[kept].tolist()),
             parent=parent.astype(np.int32),
             depth=(page.depth[kept] - page.depth[body]).astype(np.int32),
             end=end.astype(np.int32),

@@ -127,7 +127,7 @@ class PageEvents:
     parent: np.ndarray
     depth: np.ndarray
     end: np.ndarray
-    hints: list[str]
+    hints: np.ndarray  # object: str per element
     kinds: np.ndarray
     nodes: np.ndarray
     pieces: np.ndarray
@@ -244,7 +244,7 @@ class _Recorder:
             parent=parent,
             depth=depth,
             end=end,
-            hints=hints.tolist(),
+            hints=hints,
             kinds=events,
             nodes=nodes,
             pieces=pieces,
