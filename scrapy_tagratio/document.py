@@ -679,12 +679,9 @@ class Document:
     def title(self) -> str | None:
         """``og:title``, else ``<title>``, else the first ``<h1>``; None if none has text."""
         metas = self.page.attributes.metas
-        for og_title in (meta[3] for meta in metas if meta[0] == "og:title"):
-            value = " ".join((og_title or "").split())
-            if value:
-                return value
-            break
-        return self.html_title or self._first_text("h1") or None
+        og_title = next((meta[3] for meta in metas if meta[0] == "og:title"), None)
+        value = " ".join((og_title or "").split())
+        return value or self.html_title or self._first_text("h1") or None
 
     def _first_text(self, tag: str) -> str:
         page = self.page
