@@ -34,6 +34,8 @@ DATASETS: dict[str, str] = {
     "fundus": "fundus-dev",
     "cleaneval": "cleaneval-dev",
     "dragnet": "dragnet-dev",
+    "readability": "readability-dev",
+    "goose": "goose-dev",
 }
 
 
