@@ -227,7 +227,5 @@ def inner_folds(
     sub_labels = None if labels is None else labels[train]
     return [
         (train[inner_train], train[inner_test])
-        for inner_train, inner_test in site_folds(
-            subset, n_splits, labels=sub_labels, seed=seed
-        )
+        for inner_train, inner_test in site_folds(subset, n_splits, labels=sub_labels, seed=seed)
     ]
