@@ -11,6 +11,7 @@ from .api import extract
 from .errors import ExtractionError
 from .overview import OverviewDetector, OverviewVerdict
 from .result import Block, Extraction
+from .site_memory import SiteMemory
 
 __all__ = [
     "ALGORITHMS",
@@ -21,6 +22,7 @@ __all__ = [
     "ExtractionError",
     "OverviewDetector",
     "OverviewVerdict",
+    "SiteMemory",
     "extract",
 ]
 __version__ = "0.1.0"

@@ -10,6 +10,7 @@ from .algorithms.base import Algorithm, bad_parameter
 from .document import Document
 from .overview import OverviewDetector
 from .result import Extraction
+from .site_memory import SiteMemory, discount_template, page_fingerprints
 
 __all__ = ["extract"]
 
@@ -26,6 +27,7 @@ def extract(
     time_budget: float | None = None,
     overview: OverviewDetector | None = None,
     with_html: bool = True,
+    site_memory: SiteMemory | None = None,
     **params: Any,
 ) -> Extraction:
     """Find the main content of one page.
@@ -45,6 +47,9 @@ def extract(
         overview: the overview-page detector to apply (default settings if None).
         with_html: build the cleaned HTML of the content (DOM algorithms); False saves
             its cost when only the text is wanted.
+        site_memory: the crawl's memory of the sites' templates: blocks of this page seen
+            on other pages of its site (``url``'s) are left out of the content, and the
+            page's blocks are recorded for the pages to come. None: the page alone.
         **params: the algorithm's parameters (see ``python -m scrapy_tagratio algorithms``).
 
     Raises:
@@ -63,7 +68,19 @@ def extract(
     )
     labelling = runner.run(document)
     document.check_deadline("the extraction")
+    # The detector judges the page as the algorithm saw it: the same whether or not
+    # earlier pages of the site were seen.
     verdict = (overview or _DEFAULT_DETECTOR).detect(document, labelling)
+    template_chars = 0
+    site = site_memory.site_of(url) if site_memory is not None else None
+    if site_memory is not None and site is not None:
+        blocks, fingerprints = page_fingerprints(document)
+        template = site_memory.template_blocks(site, document, blocks, fingerprints)
+        labelling, discount = discount_template(
+            document, labelling, template, site_memory.max_removed_share
+        )
+        template_chars = discount.removed_chars
+        site_memory.record(site, fingerprints)
     total = labelling.total_chars
     return Extraction(
         text=labelling.text,
@@ -83,6 +100,7 @@ def extract(
         overview_score=verdict.score,
         overview_reasons=verdict.reasons,
         url=url,
+        template_chars=template_chars,
         block_scores=labelling.block_scores,
     )
 

@@ -606,6 +606,25 @@ class Document:
             parts.append("\n".join(filter(None, map(str.strip, text.split(_BREAK)))))
         return "\n".join(filter(None, parts))
 
+    def block_texts(self) -> tuple[np.ndarray, list[str]]:
+        """The layout blocks that hold text (:attr:`NodeTable.block` owners, in document
+        order) and the text of each: the text pieces directly in the block and in its inline
+        descendants, joined as the page has them (white space not collapsed; a child
+        block's text is its own). The text events are sorted by block and joined in C, a
+        marker before each block."""
+        walk = self._walk
+        is_text = walk.kinds == EVENT_TEXT
+        if not is_text.any():
+            return np.zeros(0, dtype=np.int64), []
+        block_of = walk.table.block[walk.owners[is_text]]
+        order = np.argsort(block_of, kind="stable")
+        block_of = block_of[order]
+        starts = np.flatnonzero(np.concatenate(([True], block_of[1:] != block_of[:-1])))
+        marked = np.insert(walk.piece[is_text][order], starts, -1)  # piece -1: the marker
+        texts = "".join(walk.pieces[marked].tolist()).split(_BREAK)[1:]
+        filled = np.fromiter((not text.isspace() and text != "" for text in texts), bool)
+        return block_of[starts][filled], [text for text in texts if text and not text.isspace()]
+
     def html_of(self, content: np.ndarray) -> str:
         """Cleaned HTML of the marked elements with their ancestors: tags without attributes
         (except ``href``, ``src`` and ``alt``), text of marked elements only."""
