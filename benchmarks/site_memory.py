@@ -9,7 +9,7 @@ of the site's pages before it (as a crawl sees them), and scored by the set's ru
 has several pages per site (54 sites with 3 or more); the other sets have mostly one page
 per site and show that the memory does not harm pages it cannot help.
 
-The memory's constants (``min_pages``, ``long_block_chars``, ``max_removed_share``) are
+The memory's constants (``min_pages``, ``long_block_chars``, ``max_seen_long_share``) are
 chosen inside the training folds: 5 folds of whole sites over all sets
 (:mod:`benchmarks.protocol`); each fold's sites are scored with the constants that gave the
 best mean of the sets' figures on the other folds. Printed:
@@ -62,11 +62,11 @@ from .metrics import (
 
 #: The constants tried: blocks seen on at least this many other pages are template ...
 MIN_PAGES = (1, 2, 3)
-#: ... one page more for blocks of at least this many characters (0: no such rule) ...
-LONG_BLOCK_CHARS = (0, 200, 400)
-#: ... unless they would remove more than this share of the kept characters.
-MAX_REMOVED_SHARES = (0.5, 0.8, 1.0)
-GRID = tuple(itertools.product(MIN_PAGES, LONG_BLOCK_CHARS, MAX_REMOVED_SHARES))
+#: ... one page more for blocks of at least this many characters ...
+LONG_BLOCK_CHARS = (200, 400, 100_000)
+#: ... and none on a page more than this share of whose long blocks were seen before.
+MAX_SEEN_LONG_SHARES = (0.3, 0.5, 1.0)
+GRID = tuple(itertools.product(MIN_PAGES, LONG_BLOCK_CHARS, MAX_SEEN_LONG_SHARES))
 Constants = tuple[int, int, float]
 #: The sets, each page scored by its set's rule; dragnet-dev has several pages per site.
 SETS = ("dragnet", "fundus", "readability", "cleaneval", "trafilatura")
@@ -74,9 +74,11 @@ Score = ShingleCounts | SnippetCounts
 
 
 def _memory(constants: Constants) -> SiteMemory:
-    min_pages, long_block_chars, max_removed_share = constants
+    min_pages, long_block_chars, max_seen_long_share = constants
     return SiteMemory(
-        min_pages=min_pages, long_block_chars=long_block_chars, max_removed_share=max_removed_share
+        min_pages=min_pages,
+        long_block_chars=long_block_chars,
+        max_seen_long_share=max_seen_long_share,
     )
 
 
@@ -127,9 +129,7 @@ def run_set(dataset: str, algorithm: str) -> list[PageResult]:
             scores = {}
             for constants, memory in memories.items():
                 template = memory.template_blocks(site, document, blocks, prints)
-                discounted, _ = discount_template(
-                    document, labelling, template, memory.max_removed_share
-                )
+                discounted, _ = discount_template(document, labelling, template)
                 scores[constants] = _score(page, dataset, discounted.text)
             for memory in memories.values():
                 memory.record(site, prints)
@@ -163,7 +163,7 @@ def whole_site(constants: Constants, algorithm: str) -> list[Score]:
             labelling = runner.run(document)
             blocks, own = page_fingerprints(document)
             template = memory.template_blocks(site, document, blocks, own)
-            discounted, _ = discount_template(document, labelling, template, constants[2])
+            discounted, _ = discount_template(document, labelling, template)
             scores.append(_score(page, "dragnet", discounted.text))
     return scores
 
@@ -245,7 +245,7 @@ def report(results: list[PageResult], algorithm: str, fit: bool, time_limit: int
     final = choose(results)
     print(
         f"{len(results)} pages of {len({r.site for r in results})} sites, algorithm "
-        f"{algorithm!r}; constants (min_pages, long_block_chars, max_removed_share) chosen "
+        f"{algorithm!r}; constants (min_pages, long_block_chars, max_seen_long_share) chosen "
         f"per fold (5 folds of whole sites): {', '.join(map(str, chosen))}; "
         f"on all pages: {final}"
     )
@@ -298,7 +298,7 @@ def write_model(
         "version": 1,
         "written_by": "python -m benchmarks.site_memory --fit",
         "constants": dict(
-            zip(("min_pages", "long_block_chars", "max_removed_share"), constants, strict=True)
+            zip(("min_pages", "long_block_chars", "max_seen_long_share"), constants, strict=True)
         ),
         "training": {
             "sets": list(SETS),

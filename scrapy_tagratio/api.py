@@ -76,10 +76,7 @@ def extract(
     if site_memory is not None and site is not None:
         blocks, fingerprints = page_fingerprints(document)
         template = site_memory.template_blocks(site, document, blocks, fingerprints)
-        labelling, discount = discount_template(
-            document, labelling, template, site_memory.max_removed_share
-        )
-        template_chars = discount.removed_chars
+        labelling, template_chars = discount_template(document, labelling, template)
         site_memory.record(site, fingerprints)
     total = labelling.total_chars
     return Extraction(

@@ -17,10 +17,13 @@ chose (any DOM algorithm: the default, CETD's variants, TextSweeper).
   site's page number of their last sighting: 16 bytes an entry. Entries per site and sites
   overall are bounded; the least recently seen go first (per site, blocks seen on one page
   only before those seen on several). A memory pickles as plain arrays.
-* **Guard**: a page that is mostly template by this rule is a copy of a page seen before
-  (the same article under another URL), not template: when the discount would remove more
-  than ``max_removed_share`` of the kept characters, nothing is removed.
-* **Constants**: the defaults of ``min_pages`` and ``max_removed_share`` are read from
+* **Long blocks and copies**: a paragraph seen on one other page is more likely an article
+  quoted there than template, so blocks of ``long_block_chars`` characters or more need
+  one page more; and a page whose long blocks were mostly seen before (more than
+  ``max_seen_long_share`` of their characters) is a copy of a page seen before (the same
+  article under another URL, or captured again), not template: nothing is removed from it.
+* **Constants**: the defaults of ``min_pages``, ``long_block_chars`` and
+  ``max_seen_long_share`` are read from
   ``models/site_memory.json``, which ``python -m benchmarks.site_memory --fit`` writes after
   choosing them on pages of the same sites (dragnet-dev), validated on held-out sites.
 
@@ -34,7 +37,7 @@ from __future__ import annotations
 import json
 import re
 from collections import OrderedDict
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import cache
 from hashlib import blake2b
 from pathlib import Path
@@ -49,7 +52,6 @@ from .document import Document
 __all__ = [
     "MODEL_PATH",
     "SiteMemory",
-    "TemplateDiscount",
     "discount_template",
     "page_fingerprints",
 ]
@@ -154,11 +156,10 @@ class SiteMemory:
     Args:
         min_pages: a block seen on at least this many other pages of the site is template
             (None: the fitted default).
-        long_block_chars: a block of at least this many characters needs one page more:
-            a paragraph seen on one other page is more likely an article quoted there than
-            template (0: no such rule; None: the fitted default).
-        max_removed_share: a page whose template blocks hold more than this share of the
-            kept characters is a copy of a page seen before: nothing is removed from it
+        long_block_chars: a block of at least this many characters needs one page more
+            (None: the fitted default).
+        max_seen_long_share: a page more than this share of whose long-block characters
+            were seen on other pages of the site is a copy: nothing is removed from it
             (None: the fitted default).
         max_entries: fingerprints kept per site.
         max_sites: sites kept; the least recently used goes first.
@@ -172,7 +173,7 @@ class SiteMemory:
         *,
         min_pages: int | None = None,
         long_block_chars: int | None = None,
-        max_removed_share: float | None = None,
+        max_seen_long_share: float | None = None,
         max_entries: int = 4096,
         max_sites: int = 2000,
         scope: Scope = "host",
@@ -182,19 +183,19 @@ class SiteMemory:
         long_block_chars = (
             fitted["long_block_chars"] if long_block_chars is None else long_block_chars
         )
-        max_removed_share = (
-            fitted["max_removed_share"] if max_removed_share is None else max_removed_share
+        max_seen_long_share = (
+            fitted["max_seen_long_share"] if max_seen_long_share is None else max_seen_long_share
         )
         check_range("min_pages", min_pages, 1, integer=True)
-        check_range("long_block_chars", long_block_chars, 0, integer=True)
-        check_range("max_removed_share", max_removed_share, 0.0, 1.0)
+        check_range("long_block_chars", long_block_chars, 1, integer=True)
+        check_range("max_seen_long_share", max_seen_long_share, 0.0, 1.0)
         check_range("max_entries", max_entries, 1, integer=True)
         check_range("max_sites", max_sites, 1, integer=True)
         if scope not in ("host", "domain"):
             raise bad_parameter(f"scope must be 'host' or 'domain', got {scope!r}")
         self.min_pages = min_pages
         self.long_block_chars = long_block_chars
-        self.max_removed_share = max_removed_share
+        self.max_seen_long_share = max_seen_long_share
         self.max_entries = max_entries
         self.max_sites = max_sites
         self.scope: Scope = scope
@@ -255,14 +256,16 @@ class SiteMemory:
         self, site: str, document: Document, blocks: np.ndarray, fingerprints: np.ndarray
     ) -> np.ndarray:
         """The blocks of a page of ``site`` (from :func:`page_fingerprints`) that are template:
-        seen on ``min_pages`` other pages of the site, one more for long blocks. Call it
-        before :meth:`record` of the same page."""
-        needed = np.full(len(blocks), self.min_pages)
-        if self.long_block_chars:
-            nodes = document.nodes
-            chars = np.bincount(nodes.block, weights=nodes.own_chars, minlength=len(nodes))
-            needed[chars[blocks] >= self.long_block_chars] += 1
-        return blocks[self.counts(site, fingerprints) >= needed]
+        seen on ``min_pages`` other pages of the site, long blocks on one more; none when
+        the page is a copy of one seen before. Call it before :meth:`record` of the page."""
+        counts = self.counts(site, fingerprints)
+        nodes = document.nodes
+        chars = np.bincount(nodes.block, weights=nodes.own_chars, minlength=len(nodes))[blocks]
+        long = chars >= self.long_block_chars
+        long_chars = chars[long].sum()
+        if long_chars and chars[long & (counts > 0)].sum() > self.max_seen_long_share * long_chars:
+            return blocks[:0]
+        return blocks[counts >= self.min_pages + long]
 
     def record(self, site: str, fingerprints: np.ndarray) -> None:
         """Record one page of ``site`` holding ``fingerprints``."""
@@ -275,46 +278,26 @@ class SiteMemory:
         entry.record(np.asarray(fingerprints, dtype=np.uint64), self.max_entries)
 
 
-@dataclass(frozen=True)
-class TemplateDiscount:
-    """What the site memory did to one page: its template blocks (node indices), the
-    characters of content they took out, and whether the copy guard stopped it."""
-
-    blocks: np.ndarray
-    removed_chars: int
-    guarded: bool
-
-
 def discount_template(
-    document: Document,
-    labelling: Labelling,
-    template_blocks: np.ndarray,
-    max_removed_share: float,
-) -> tuple[Labelling, TemplateDiscount]:
-    """Take the template blocks out of a DOM algorithm's content.
+    document: Document, labelling: Labelling, template_blocks: np.ndarray
+) -> tuple[Labelling, int]:
+    """Take the template blocks (layout block node indices) out of a DOM algorithm's
+    content; returns the new labelling and the characters of content taken out.
 
-    ``template_blocks`` are layout block node indices. Labellings without a node mask
-    (CETR, the CCB family) are returned unchanged. The block scores gain a ``template``
-    flag per node either way, so each affected block says why it was left out.
+    Labellings without a node mask (CETR, the CCB family) are returned unchanged. The block
+    scores gain a ``template`` flag per node, so each affected block says why it is out.
     """
     nodes = document.nodes
     if labelling.content_nodes is None or not len(nodes):
-        return labelling, TemplateDiscount(template_blocks, 0, False)
+        return labelling, 0
     template = np.zeros(len(nodes), dtype=bool)
     template[template_blocks] = True
     template = template[nodes.block]
     content = labelling.content_nodes
     removed = int(nodes.own_chars[content & template].sum())
-    kept = int(nodes.own_chars[content].sum())
-    guarded = removed > max_removed_share * kept
-    if guarded or not removed:
-        scores = replace(labelling.block_scores, template=template)
-        discount = TemplateDiscount(template_blocks, 0, guarded)
-        return replace(labelling, block_scores=scores), discount
-    discounted = dom_labelling(
-        document, content & ~template, labelling.block_scores.scores, labelling.threshold
-    )
-    scores = replace(discounted.block_scores, template=template)
-    return replace(discounted, block_scores=scores), TemplateDiscount(
-        template_blocks, removed, False
-    )
+    if removed:
+        labelling = dom_labelling(
+            document, content & ~template, labelling.block_scores.scores, labelling.threshold
+        )
+    scores = replace(labelling.block_scores, template=template)
+    return replace(labelling, block_scores=scores), removed
