@@ -123,16 +123,21 @@ def run_set(dataset: str, algorithm: str) -> list[PageResult]:
         memories = {constants: _memory(constants) for constants in GRID}
         for position, page_id in enumerate(page_ids):
             page = _data.load_page(dataset, page_id)
+            url = page.url or f"https://{site}/{page_id}"
             document = Document.from_input(page.html, url=page.url)
             labelling = runner.run(document)
             blocks, prints = page_fingerprints(document)
             scores = {}
             for constants, memory in memories.items():
+                # As extract() does: a URL seen before (fundus-dev has one page captured
+                # twice) is neither discounted nor recorded again.
+                if memory.is_revisit(site, url):
+                    scores[constants] = _score(page, dataset, labelling.text)
+                    continue
                 template = memory.template_blocks(site, document, blocks, prints)
                 discounted, _ = discount_template(document, labelling, template)
                 scores[constants] = _score(page, dataset, discounted.text)
-            for memory in memories.values():
-                memory.record(site, prints)
+                memory.record(site, prints, url)
             results.append(
                 PageResult(
                     dataset,
@@ -249,6 +254,11 @@ def report(results: list[PageResult], algorithm: str, fit: bool, time_limit: int
         f"per fold (5 folds of whole sites): {', '.join(map(str, chosen))}; "
         f"on all pages: {final}"
     )
+    ranked = sorted(GRID, key=lambda constants: -objective(results, constants))
+    print(
+        "best constants on all pages (mean of the sets' figures): "
+        + ", ".join(f"{constants} {objective(results, constants):.4f}" for constants in ranked[:4])
+    )
     figures: dict[str, dict[str, float]] = {}
     print("held-out figures (word 4-gram F1; trafilatura-eval: snippet F-score):")
     for dataset in SETS:
@@ -304,7 +314,11 @@ def write_model(
             "sets": list(SETS),
             "pages": len(results),
             "sites_sha1": ids,
-            "grid": [list(c) for c in GRID],
+            "grid": {
+                "min_pages": MIN_PAGES,
+                "long_block_chars": LONG_BLOCK_CHARS,
+                "max_seen_long_share": MAX_SEEN_LONG_SHARES,
+            },
             "objective": "mean over the sets of each set's figure",
         },
         "validation": {

@@ -72,12 +72,13 @@ def extract(
     # earlier pages of the site were seen.
     verdict = (overview or _DEFAULT_DETECTOR).detect(document, labelling)
     template_chars = 0
-    site = site_memory.site_of(url) if site_memory is not None else None
-    if site_memory is not None and site is not None:
-        blocks, fingerprints = page_fingerprints(document)
-        template = site_memory.template_blocks(site, document, blocks, fingerprints)
-        labelling, template_chars = discount_template(document, labelling, template)
-        site_memory.record(site, fingerprints)
+    if site_memory is not None and url is not None:
+        site = site_memory.site_of(url)
+        if site is not None and not site_memory.is_revisit(site, url):
+            blocks, fingerprints = page_fingerprints(document)
+            template = site_memory.template_blocks(site, document, blocks, fingerprints)
+            labelling, template_chars = discount_template(document, labelling, template)
+            site_memory.record(site, fingerprints, url)
     total = labelling.total_chars
     return Extraction(
         text=labelling.text,

@@ -21,7 +21,8 @@ chose (any DOM algorithm: the default, CETD's variants, TextSweeper).
   quoted there than template, so blocks of ``long_block_chars`` characters or more need
   one page more; and a page whose long blocks were mostly seen before (more than
   ``max_seen_long_share`` of their characters) is a copy of a page seen before (the same
-  article under another URL, or captured again), not template: nothing is removed from it.
+  article under another URL), not template: nothing is removed from it. A URL recorded
+  before is a page captured again: it is neither discounted nor counted twice.
 * **Constants**: the defaults of ``min_pages``, ``long_block_chars`` and
   ``max_seen_long_share`` are read from
   ``models/site_memory.json``, which ``python -m benchmarks.site_memory --fit`` writes after
@@ -96,16 +97,23 @@ def _domain_extractor() -> Any:
     return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
 
 
-class _Site:
-    """One site's entries: sorted fingerprints, page counts, last sighting."""
+def _url_fingerprint(url: str) -> np.uint64:
+    digest = blake2b(url.partition("#")[0].encode(), digest_size=8).digest()
+    return np.frombuffer(digest, dtype="<u8")[0].astype(np.uint64)
 
-    __slots__ = ("fingerprints", "last_seen", "pages", "pages_seen")
+
+class _Site:
+    """One site's entries: sorted fingerprints, page counts, last sighting; and the
+    fingerprints of the URLs recorded, oldest first."""
+
+    __slots__ = ("fingerprints", "last_seen", "pages", "pages_seen", "urls")
 
     def __init__(self) -> None:
         self.fingerprints = np.zeros(0, dtype=np.uint64)
         self.pages = np.zeros(0, dtype=np.uint32)
         self.last_seen = np.zeros(0, dtype=np.uint32)
         self.pages_seen = 0
+        self.urls = np.zeros(0, dtype=np.uint64)
 
     def __getstate__(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__slots__}
@@ -219,7 +227,7 @@ class SiteMemory:
     def nbytes(self) -> int:
         """Bytes of the fingerprint arrays (the memory's size, Python objects aside)."""
         return sum(
-            site.fingerprints.nbytes + site.pages.nbytes + site.last_seen.nbytes
+            site.fingerprints.nbytes + site.pages.nbytes + site.last_seen.nbytes + site.urls.nbytes
             for site in self._sites.values()
         )
 
@@ -267,8 +275,15 @@ class SiteMemory:
             return blocks[:0]
         return blocks[counts >= self.min_pages + long]
 
-    def record(self, site: str, fingerprints: np.ndarray) -> None:
-        """Record one page of ``site`` holding ``fingerprints``."""
+    def is_revisit(self, site: str, url: str) -> bool:
+        """Whether ``url`` (fragment aside) was recorded for ``site`` before: its blocks
+        are already counted, so they would match themselves."""
+        entry = self._sites.get(site)
+        return entry is not None and bool((entry.urls == _url_fingerprint(url)).any())
+
+    def record(self, site: str, fingerprints: np.ndarray, url: str | None = None) -> None:
+        """Record one page of ``site`` holding ``fingerprints`` (and its ``url``, so that
+        a page captured again is known: :meth:`is_revisit`)."""
         entry = self._sites.get(site)
         if entry is None:
             entry = self._sites[site] = _Site()
@@ -276,6 +291,8 @@ class SiteMemory:
                 self._sites.popitem(last=False)
         self._sites.move_to_end(site)
         entry.record(np.asarray(fingerprints, dtype=np.uint64), self.max_entries)
+        if url is not None:
+            entry.urls = np.append(entry.urls[-(self.max_entries - 1) :], _url_fingerprint(url))
 
 
 def discount_template(

@@ -89,6 +89,15 @@ def test_a_copy_of_a_page_seen_before_is_not_emptied() -> None:
     assert again.text == first.text and again.template_chars == 0
 
 
+def test_a_page_captured_again_is_neither_discounted_nor_counted_twice() -> None:
+    memory = SiteMemory(min_pages=1)
+    extract(article(0), url="https://example.org/a/0", site_memory=memory)
+    first = extract(article(1), url="https://example.org/a/1", site_memory=memory)
+    again = extract(article(1), url="https://example.org/a/1#comments", site_memory=memory)
+    assert BRIEFING not in first.text and again.template_chars == 0
+    assert memory.pages_seen("example.org") == 2
+
+
 def test_a_paragraph_quoted_on_one_other_page_is_kept() -> None:
     quoted = (
         "The harbour council agreed on Tuesday to rebuild the old station bridge before "
