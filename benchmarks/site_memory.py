@@ -182,9 +182,19 @@ def objective(results: Sequence[PageResult], constants: Constants) -> float:
     )
 
 
+#: Constants within this much of the best objective count as tied; of those, the most
+#: cautious (removing least) is chosen.
+TIE = 0.001
+
+
 def choose(results: Sequence[PageResult]) -> Constants:
-    """The constants with the best mean of the sets' figures (ties: the first in GRID)."""
-    return max(GRID, key=lambda constants: objective(results, constants))
+    """The constants with the best mean of the sets' figures, or, of those within
+    :data:`TIE` of it, the most cautious: more pages needed, a lower bar for long blocks,
+    a lower share of seen long text before a page counts as a copy."""
+    scores = {constants: objective(results, constants) for constants in GRID}
+    best = max(scores.values())
+    tied = [constants for constants, score in scores.items() if score >= best - TIE]
+    return max(tied, key=lambda constants: (constants[0], -constants[1], -constants[2]))
 
 
 def nested(results: list[PageResult]) -> tuple[list[Score], list[Constants]]:
