@@ -260,7 +260,12 @@ def check_site_crawl(result: CrawlResult, site: LocalSite) -> None:
     assert stats["tagratio/overview_pages"] == 3
     assert stats["tagratio/items_dropped"] == len(ITEM_KINDS) + 1
     assert stats["tagratio/skipped/non_html"] == 2
-    assert stats["tagratio/items_annotated"] == 8 * len(ITEM_KINDS) + 2
+    # Every item of the 9 HTML pages and the 3 raw-HTML items, dropped ones included (the
+    # pipeline drops them after the spider middleware annotated them).
+    assert stats["tagratio/items_annotated"] == 9 * len(ITEM_KINDS) + 3
+    # The drops went through Scrapy's DropItem: its stats and signal saw them.
+    assert result.stats["item_dropped_count"] == len(ITEM_KINDS) + 1
+    assert result.stats["item_dropped_reasons_count/OverviewPageDropped"] == len(ITEM_KINDS) + 1
     assert stats["tagratio/extraction_time_us"] > 0
     assert not any(k.startswith("tagratio/errors/") for k in stats)
 
@@ -359,6 +364,59 @@ def test_bad_input_crawl_delivers_every_item(
         assert stats["tagratio/pages_extracted"] == len(pages) - 5
         assert stats["tagratio/items_with_error"] == 5
         assert result.stats["item_scraped_count"] == len(pages)
+
+
+# ---------------------------------------------------------------------- HTTP statuses
+class StatusSpider(scrapy.Spider):
+    """Requests every page it is given and yields one item per response, whatever the
+    status (``handle_httpstatus_all``), with the extraction's status in it."""
+
+    name = "status"
+
+    def __init__(self, pages: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.pages: list[str] = json.loads(pages)
+
+    async def start(self) -> AsyncIterator[Request]:
+        for url in self.pages:
+            yield Request(url, meta={"handle_httpstatus_all": True}, dont_filter=True)
+
+    def parse(self, response: Response) -> Iterator[dict[str, Any]]:
+        yield {"url": response.url, "status": response.status}
+
+
+def test_error_pages_are_not_extracted_unless_listed(
+    local_site: Callable[..., LocalSite], run_crawls: Callable[..., dict[str, CrawlResult]]
+) -> None:
+    server = local_site()
+    article = ARTICLES[0].read_bytes()
+    pages = [server.add("/ok.html", article)]
+    pages += [server.add(f"/missing/{i}.html", article, status=404) for i in range(3)]
+    pages += [server.add("/error.html", article, status=500)]
+    spider = "test_scrapy_integration:StatusSpider"
+    args = {"pages": json.dumps(pages)}
+    results = run_crawls(
+        [
+            CrawlSpec("default", spider, ADDON, args),
+            CrawlSpec("with-404", spider, {**ADDON, "TAGRATIO_EXTRACT_STATUSES": "404"}, args),
+        ]
+    )
+    default, with_404 = results["default"], results["with-404"]
+    for result in results.values():
+        assert result.error is None
+        assert sorted(item["status"] for item in result.items) == [200, 404, 404, 404, 500]
+    # Default: only the 200 page is extracted; every item is delivered, the error pages'
+    # untouched, and the skipped pages are counted by status.
+    assert default.stats["tagratio/pages_extracted"] == 1
+    assert default.stats["tagratio/skipped/http_404"] == 3
+    assert default.stats["tagratio/skipped/http_500"] == 1
+    for item in default.items:
+        assert ("main_text" in item) == (item["status"] == 200)
+    # Listed statuses are extracted like 2xx.
+    assert with_404.stats["tagratio/pages_extracted"] == 4
+    assert with_404.stats["tagratio/skipped/http_500"] == 1
+    assert "tagratio/skipped/http_404" not in with_404.stats
+    assert all(item["main_text"] for item in with_404.items if item["status"] == 404)
 
 
 # ---------------------------------------------------------------------- example project
@@ -472,7 +530,7 @@ def response_with(meta: dict[str, Any]) -> HtmlResponse:
 
 
 def spider_middleware(**settings: Any) -> TagRatioSpiderMiddleware:
-    return TagRatioSpiderMiddleware.from_crawler(get_crawler(settings_dict=settings))
+    return TagRatioSpiderMiddleware.from_crawler(get_crawler(settings_dict={**ADDON, **settings}))
 
 
 @pytest.mark.parametrize("output", ["sync", "async"])
@@ -499,10 +557,13 @@ def test_spider_middleware_keeps_order_and_identity(
     assert [id(o) for o in article] == [id(o) for o in outputs]
     assert article[0]["main_text"] == extractions["article"].text
     assert article[2]["tagratio"] == extractions["article"].figures()
-    # Overview page: items dropped and counted, the request goes on.
+    assert all(mw.state.take_drop(o) is None for o in article)
+    # Overview page: every output goes on, its items marked for the pipeline to drop.
     front = run(response_with({EXTRACTION_META: extractions["front"]}))
-    assert front == [outputs[1]]
-    assert mw.stats.get_value("tagratio/items_dropped") == 3
+    assert [id(o) for o in front] == [id(o) for o in outputs]
+    reasons = [mw.state.take_drop(o) for o in front]
+    assert reasons[1] is None
+    assert all("overview page (overview score" in str(r) for i, r in enumerate(reasons) if i != 1)
 
 
 def test_spider_middleware_error_record_and_field_renames(extractions: dict[str, Any]) -> None:
@@ -526,13 +587,77 @@ def test_spider_middleware_error_record_and_field_renames(extractions: dict[str,
     assert list(mw.process_spider_output(plain, [{"url": "u"}])) == [{"url": "u"}]
 
 
-def test_declared_item_without_the_fields_gets_a_clear_error(
-    extractions: dict[str, Any],
+@dataclasses.dataclass
+class BareDataclass:
+    """A project's own item: no field for the plugin."""
+
+    url: str
+    title: str | None
+
+
+@dataclasses.dataclass
+class TextOnlyDataclass:
+    url: str
+    title: str | None
+    main_text: str | None = None
+
+
+class ItemClassSpider(scrapy.Spider):
+    """Follows every link of the site, yielding one item of the class it is given."""
+
+    name = "item-class"
+
+    def __init__(self, start_url: str, item_class: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.start_urls = [start_url]
+        self.item_class = globals()[item_class]
+
+    def parse(self, response: Response) -> Iterator[Any]:
+        yield self.item_class(url=response.url, title=response.css("title::text").get())
+        yield from response.follow_all(css="a")
+
+
+def test_declared_item_class_without_the_fields_loses_no_item_and_no_request(
+    site: LocalSite, run_crawls: Callable[..., dict[str, CrawlResult]]
 ) -> None:
-    mw = spider_middleware()
-    response = response_with({EXTRACTION_META: extractions["article"]})
-    with pytest.raises(SettingsError, match=r"BareItem has no field 'main_text', 'tagratio'"):
-        list(mw.process_spider_output(response, [BareItem(url="u")]))
+    # Starting at an article: the links to the rest of the site are on article pages.
+    spider = "test_scrapy_integration:ItemClassSpider"
+    args = {"start_url": site.url("/" + ARTICLES[0].relative_to(SITE).as_posix())}
+    bare = {**args, "item_class": "BareDataclass"}
+    results = run_crawls(
+        [
+            CrawlSpec("off", spider, {}, bare),
+            CrawlSpec("bare", spider, ADDON, bare),
+            CrawlSpec(
+                "text-only",
+                spider,
+                {**ADDON, "TAGRATIO_SCORES_FIELD": ""},
+                {**args, "item_class": "TextOnlyDataclass"},
+            ),
+        ]
+    )
+    off, on, text_only = results["off"].stats, results["bare"].stats, results["text-only"].stats
+    # Every request the callbacks yield is scheduled, as without the plugin.
+    assert on["downloader/request_count"] == off["downloader/request_count"] > 10
+    assert on["scheduler/enqueued"] == off["scheduler/enqueued"]
+    # Every item arrives (unchanged) or is dropped as an overview page's item.
+    dropped = on.get("item_dropped_reasons_count/OverviewPageDropped", 0)
+    assert on["item_scraped_count"] + dropped == off["item_scraped_count"]
+    assert on["tagratio/items_unannotated"] == off["item_scraped_count"]
+    assert all(set(item) == {"url", "title"} for item in results["bare"].items)
+    assert "log_count/ERROR" not in on
+    warnings = [line for line in results["bare"].log.splitlines() if "Items of class" in line]
+    assert len(warnings) == 1, warnings
+    assert "test_scrapy_integration.BareDataclass" in warnings[0]
+    assert "no field 'main_text', 'tagratio'" in warnings[0]
+    assert "TAGRATIO_TEXT_FIELD / TAGRATIO_SCORES_FIELD" in warnings[0]
+    assert "to '' to leave them out" in warnings[0]
+    # With the scores field switched off, a class with the text field gets the text.
+    articles = [i for i in results["text-only"].items if i["main_text"]]
+    assert len(articles) >= len(ARTICLES)
+    assert all(set(item) == {"url", "title", "main_text"} for item in results["text-only"].items)
+    assert "tagratio/items_unannotated" not in text_only
+    assert text_only["tagratio/items_annotated"] >= len(ARTICLES)
 
 
 # ---------------------------------------------------------------------- request meta
@@ -601,3 +726,14 @@ def test_a_re_yielded_response_request_is_stripped_on_a_copy(extractions: dict[s
     [request] = mw.process_spider_output(response, [response.request])
     assert EXTRACTION_META not in request.meta and request.meta["depth"] == 1
     assert response.meta[EXTRACTION_META] is extractions["article"]  # the callback keeps it
+
+
+def test_dropping_needs_the_pipeline() -> None:
+    only_middlewares = {
+        "SPIDER_MIDDLEWARES": {TagRatioSpiderMiddleware: 950},
+        "DOWNLOADER_MIDDLEWARES": {TagRatioDownloaderMiddleware: 540},
+    }
+    with pytest.raises(SettingsError, match=r"'drop' needs .*TagRatioPipeline in ITEM_PIPELINES"):
+        TagRatioSpiderMiddleware.from_crawler(get_crawler(settings_dict=only_middlewares))
+    tag = {**only_middlewares, "TAGRATIO_OVERVIEW_ACTION": "tag"}
+    assert TagRatioSpiderMiddleware.from_crawler(get_crawler(settings_dict=tag))
