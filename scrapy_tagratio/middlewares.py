@@ -56,6 +56,7 @@ from scrapy.utils.misc import load_object
 from .pool import SKIP_KINDS, ExtractionPool, Outcome
 from .result import Extraction
 from .settings import SettingsError, TagRatioSettings
+from .startup import report_bad_settings, report_disabled
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -257,11 +258,18 @@ def attach(
 
 
 def enabled_settings(crawler: Crawler) -> TagRatioSettings:
-    """The crawl's validated settings; ``NotConfigured`` (the component stays off) when
-    TAGRATIO_ENABLED is False. Every component's ``from_crawler`` starts here."""
-    settings = TagRatioSettings.from_settings(crawler.settings)
+    """The crawl's validated settings; ``NotConfigured`` (the component stays off, one INFO
+    line says so) when TAGRATIO_ENABLED is False; a bad setting is logged as one ERROR
+    line and stops the crawl (:mod:`.startup`). Every component's ``from_crawler`` starts
+    here."""
+    try:
+        settings = TagRatioSettings.from_settings(crawler.settings)
+    except SettingsError as error:
+        report_bad_settings(error)
+        raise
     if not settings.enabled:
-        raise NotConfigured("TAGRATIO_ENABLED is False")
+        report_disabled(crawler)
+        raise NotConfigured
     return settings
 
 

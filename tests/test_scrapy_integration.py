@@ -466,14 +466,31 @@ def test_example_project_on_a_live_site(
     assert articles <= urls <= articles | {site.url("/about.html")}
 
 
-def test_example_project_bad_setting_stops_the_crawl(tmp_path: Path) -> None:
+def test_example_project_bad_setting_stops_the_crawl_with_one_line(tmp_path: Path) -> None:
     proc = run_example(
         "-O", str(tmp_path / "x.jsonl"), "-s", "TAGRATIO_WORKERS=many",
         cwd=REPO / "example_project",
     )  # fmt: skip
     assert proc.returncode != 0
-    assert "TAGRATIO_WORKERS must be an integer >= 0; got 'many'" in proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if "ERROR" in line or "CRITICAL" in line]
+    assert len(errors) == 1, proc.stderr[-3000:]
+    assert "TAGRATIO_WORKERS must be an integer >= 0; got 'many'" in errors[0]
+    assert "Traceback" not in proc.stderr and "never retrieved" not in proc.stderr
     assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_example_project_switched_off_says_so_in_one_info_line(tmp_path: Path) -> None:
+    feed = tmp_path / "off.jsonl"
+    proc = run_example(
+        "-O", str(feed), "-s", "TAGRATIO_ENABLED=False", "-s", "AUTOTHROTTLE_ENABLED=False",
+        cwd=REPO / "example_project",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    ours = [line for line in proc.stderr.splitlines() if "TAGRATIO_ENABLED" in line]
+    assert len(ours) == 1 and "INFO" in ours[0] and "switched off" in ours[0], ours
+    items = [json.loads(line) for line in feed.read_text().splitlines()]
+    assert len(items) == len(ARTICLES) + 5  # every page, home page and section fronts too
+    assert not any("main_text" in item for item in items)
 
 
 # ---------------------------------------------------------------------- downloader middleware
@@ -512,7 +529,7 @@ def test_downloader_middleware_meta_and_per_request_switches(
 def test_disabled_components_are_not_configured() -> None:
     crawler = get_crawler(settings_dict={**ADDON, "TAGRATIO_ENABLED": False})
     for component in (TagRatioDownloaderMiddleware, TagRatioSpiderMiddleware, TagRatioPipeline):
-        with pytest.raises(NotConfigured, match="TAGRATIO_ENABLED is False"):
+        with pytest.raises(NotConfigured):
             component.from_crawler(crawler)
 
 
