@@ -93,7 +93,8 @@ class CrawlState:
     middleware marked for the pipeline to drop, and the item classes already warned about.
 
     Marked items are held by ``id`` with the item itself (so the id cannot be reused
-    while the mark lives) until the pipeline takes them.
+    while the mark lives) until the pipeline takes them; an overview item that a later
+    spider middleware filters out keeps its mark until the crawl ends.
     """
 
     def __init__(self, pool: ExtractionPool) -> None:
