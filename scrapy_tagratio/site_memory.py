@@ -38,6 +38,7 @@ from __future__ import annotations
 import json
 import re
 from collections import OrderedDict
+from copy import deepcopy
 from dataclasses import replace
 from functools import cache
 from hashlib import blake2b
@@ -208,6 +209,8 @@ class SiteMemory:
         self.max_sites = max_sites
         self.scope: Scope = scope
         self._sites: OrderedDict[str, _Site] = OrderedDict()
+        #: The last page recorded: ``(site, fingerprints, url)`` (see :meth:`snapshot`).
+        self.last_recorded: tuple[str, np.ndarray, str | None] | None = None
 
     def __repr__(self) -> str:
         return (
@@ -275,6 +278,24 @@ class SiteMemory:
             return blocks[:0]
         return blocks[counts >= self.min_pages + long]
 
+    def snapshot(self, url: str | None) -> SiteMemory:
+        """A memory with this one's constants holding a copy of what it knows of ``url``'s
+        site only: what a worker process needs to extract one page of the site as this
+        memory would. The worker's :attr:`last_recorded` goes back to :meth:`record`."""
+        snapshot = SiteMemory(
+            min_pages=self.min_pages,
+            long_block_chars=self.long_block_chars,
+            max_seen_long_share=self.max_seen_long_share,
+            max_entries=self.max_entries,
+            max_sites=1,
+            scope=self.scope,
+        )
+        site = self.site_of(url)
+        entry = self._sites.get(site) if site is not None else None
+        if site is not None and entry is not None:
+            snapshot._sites[site] = deepcopy(entry)
+        return snapshot
+
     def is_revisit(self, site: str, url: str) -> bool:
         """Whether ``url`` (fragment aside) was recorded for ``site`` before: its blocks
         are already counted, so they would match themselves."""
@@ -290,7 +311,9 @@ class SiteMemory:
             while len(self._sites) > self.max_sites:
                 self._sites.popitem(last=False)
         self._sites.move_to_end(site)
-        entry.record(np.asarray(fingerprints, dtype=np.uint64), self.max_entries)
+        fingerprints = np.asarray(fingerprints, dtype=np.uint64)
+        entry.record(fingerprints, self.max_entries)
+        self.last_recorded = (site, fingerprints, url)
         if url is not None:
             entry.urls = np.append(entry.urls[-(self.max_entries - 1) :], _url_fingerprint(url))
 

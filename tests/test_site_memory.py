@@ -6,9 +6,13 @@ from __future__ import annotations
 import json
 import pickle
 import random
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
 
 import numpy as np
 import pytest
+import scrapy
+from conftest import CrawlResult, CrawlSpec, LocalSite
 
 from benchmarks import _data
 from scrapy_tagratio import ExtractionError, SiteMemory, extract
@@ -199,3 +203,73 @@ def test_on_real_pages_of_the_same_sites_the_memory_raises_f1() -> None:
     precision, _, f1 = summarise_shingles(remembered)
     assert precision > precision_alone
     assert f1 > f1_alone
+
+
+# ---------------------------------------------------------------------- in a real crawl
+class TemplateSiteSpider(scrapy.Spider):
+    """Follows the index's links to the articles, one at a time; an item per article."""
+
+    name = "template-site"
+
+    def __init__(self, base_url: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.base_url = base_url
+
+    async def start(self) -> AsyncIterator[Any]:
+        yield scrapy.Request(self.base_url + "/index.html", callback=self.parse_index)
+
+    def parse_index(self, response: scrapy.http.Response) -> Iterator[Any]:
+        yield from response.follow_all(css="a.story")
+
+    def parse(self, response: scrapy.http.Response) -> Iterator[Any]:
+        yield {"url": response.url}
+
+
+ARTICLES = 5
+
+
+@pytest.fixture(scope="module")
+def template_site(local_site: Callable[..., LocalSite]) -> LocalSite:
+    site = local_site()
+    links = "".join(
+        f'<li><a class="story" href="/a/{n}.html">Story {n}</a></li>' for n in range(ARTICLES)
+    )
+    site.add("/index.html", f"<html><body><ul>{links}</ul></body></html>")
+    for number in range(ARTICLES):
+        site.add(f"/a/{number}.html", article(number))
+    return site
+
+
+@pytest.mark.integration
+def test_a_crawl_learns_the_sites_template(
+    template_site: LocalSite, run_crawls: Callable[..., dict[str, CrawlResult]]
+) -> None:
+    """With the add-on's defaults the first article of the site keeps the newsletter box
+    (nothing known yet) and every later one loses it; off, all keep it. With two worker
+    processes the items are the same as in the reactor thread (pages one at a time)."""
+    spider = "test_site_memory:TemplateSiteSpider"
+    settings = {"ADDONS": {"scrapy_tagratio.Addon": 100}, "CONCURRENT_REQUESTS": 1}
+    args = {"base_url": template_site.base_url}
+    results = run_crawls(
+        [
+            CrawlSpec("memory", spider, settings, args),
+            CrawlSpec("workers", spider, {**settings, "TAGRATIO_WORKERS": 2}, args),
+            CrawlSpec("off", spider, {**settings, "TAGRATIO_SITE_MEMORY": False}, args),
+        ]
+    )
+    for name, result in results.items():
+        assert result.error is None, name
+        assert len(result.items) == ARTICLES, name
+        assert all("Story" in item["main_text"] for item in result.items), name
+    with_box = {
+        name: sum(BRIEFING in item["main_text"] for item in result.items)
+        for name, result in results.items()
+    }
+    assert with_box == {"memory": 1, "workers": 1, "off": ARTICLES}
+    memory = results["memory"]
+    assert memory.stats["tagratio/site_memory/pages_discounted"] >= ARTICLES - 1
+    assert "tagratio/site_memory/pages_discounted" not in results["off"].stats
+    discounted = [item for item in memory.items if item["tagratio"]["template_chars"] > 0]
+    assert len(discounted) == ARTICLES - 1
+    texts = {item["url"]: item["main_text"] for item in memory.items}
+    assert {item["url"]: item["main_text"] for item in results["workers"].items} == texts
