@@ -13,6 +13,7 @@ import pytest
 from conftest import REPO, python_env
 
 from scrapy_tagratio.overview import OverviewDetector
+from scrapy_tagratio.site_memory import SiteMemory
 from scrapy_tagratio.settings import DEFAULTS
 
 README = (REPO / "README.md").read_text()
@@ -46,6 +47,7 @@ def test_settings_table_matches_the_settings_module() -> None:
     detector_defaults = {
         "TAGRATIO_MIN_NET_TEXT_LENGTH": detector.min_net_text_length,
         "TAGRATIO_OVERVIEW_THRESHOLD": detector.threshold,
+        "TAGRATIO_SITE_MEMORY_MIN_PAGES": SiteMemory().min_pages,
     }
     for name, default in DEFAULTS.items():
         expected = detector_defaults[name] if default is None else default
