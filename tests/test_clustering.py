@@ -10,6 +10,7 @@ import pytest
 from scrapy_tagratio.clustering import (
     CLUSTERINGS,
     MODES,
+    _fit_diagonal_gaussians,
     density_reassign,
     farthest_first,
     gaussian_em,
@@ -18,7 +19,6 @@ from scrapy_tagratio.clustering import (
     partition,
     threshold_partition,
 )
-from scrapy_tagratio.clustering import _fit_diagonal_gaussians
 
 
 def blob_and_far_points(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
