@@ -46,7 +46,7 @@ Readings where the paper leaves room (DESIGN.md section 8):
   word at an inline tag (``<b>Fre</b>edom``).
 * **Smoothing weights.** "Weighted averaging with sibling nodes" (4.3) gives no weights:
   1/4, 1/2, 1/4 over the previous sibling, the node and the next, renormalised at the
-  ends of a sibling list. The body, whose density is the threshold, is not itself content.
+  ends of a sibling list.
 * **Link-free CTD as a number.** Where a finite CTD is wanted for a page without links
   (the default algorithm's features, or ``linkless_page_is_content=False``), ``ln B = 0``
   is read as 1: the plain logarithm.
@@ -226,8 +226,7 @@ class CETD(Algorithm):
         else:
             smoothed = sibling_smoothing(nodes, density)
             threshold = float(smoothed[0]) * self.lam
-            content = smoothed >= threshold
-            content[0] = False
+            content = smoothed >= threshold  # the body too: its density is the threshold
             density = smoothed
         return dom_labelling(document, content, density, threshold)
 
