@@ -19,6 +19,9 @@ Read beside ``cetr-www2010-summary.txt`` and ``ttr-histogram-clustering.txt``:
 
 Readings where the papers leave room (DESIGN.md section 8):
 
+* **Source.** The source view of :class:`~scrapy_tagratio.document.Document`: the body's
+  source cleaned by the rule of every algorithm (scripts, styles, comments, hidden
+  elements and embedded objects dropped before anything is counted, DESIGN.md section 2).
 * **Which characters count.** The table counts every character of the text, the spaces
   between words and those beside tags included (``Sunday. <br><br> Jones`` gives 41),
   but lines are shown without their indentation. So: non-space characters count one each,
@@ -37,6 +40,11 @@ Readings where the papers leave room (DESIGN.md section 8):
   is cut where the count ends). Consecutive content pieces are output as one run.
 * **Threshold** is the population standard deviation; Eq. 2 normalises over the whole
   kernel, the edges of Eq. 3 and Eq. 4 as :mod:`scrapy_tagratio.signal` says.
+* **Clustering scale.** The clusterers measure distance on the raw ``(h', g')``; Weka,
+  which the paper ran, scales each attribute to [0, 1] first (figures below).
+* **Distance mode by default.** The paper's winner is density-mode farthest-first; on the
+  development pages distance mode scores higher (figures below): ``mode="density"`` is
+  the paper's choice.
 
 Defaults, measured with the corpus's snippet F1 on the first 300 development pages
 (trafilatura-eval, 2026-11): distance-mode farthest-first 0.863 (P 0.82, R 0.91; 0.856 to
