@@ -221,8 +221,9 @@ class CETD(Algorithm):
             return dom_labelling(document, np.ones(len(nodes), dtype=bool), density, None)
         if self.method == "densitysum":
             marked, threshold = extract_content(nodes, density, self.lam)
-            # "keeping its ancestors and subtrees" (4.2), the ancestors with their text.
-            content = nodes.with_descendants(marked) | nodes.with_ancestors(marked)
+            # "keeping its ancestors and subtrees" (4.2), the ancestors with their text:
+            # the nodes whose subtree holds a marked node, and the marked subtrees.
+            content = nodes.with_descendants(marked) | (nodes.subtree_sum(marked) > 0)
         else:
             smoothed = sibling_smoothing(nodes, density)
             threshold = float(smoothed[0]) * self.lam
