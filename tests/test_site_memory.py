@@ -93,6 +93,20 @@ def test_a_copy_of_a_page_seen_before_is_not_emptied() -> None:
     assert again.text == first.text and again.template_chars == 0
 
 
+def test_with_the_fitted_defaults_an_article_crawled_under_other_urls_keeps_its_text() -> None:
+    """Tracking parameters, print and AMP versions: the same article under three URLs."""
+    memory = SiteMemory()
+    paragraphs = [f"Paragraph {n} of the report on the harbour bridge. " * 6 for n in range(6)]
+    extract(article(0), url="https://example.org/a/0", site_memory=memory)
+    texts = [
+        extract(
+            article(7, paragraphs), url=f"https://example.org/a/7?utm={n}", site_memory=memory
+        ).text
+        for n in range(3)
+    ]
+    assert all(paragraph.strip() in text for paragraph in paragraphs for text in texts)
+
+
 def test_a_page_captured_again_is_neither_discounted_nor_counted_twice() -> None:
     memory = SiteMemory(min_pages=1)
     extract(article(0), url="https://example.org/a/0", site_memory=memory)
