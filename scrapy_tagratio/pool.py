@@ -192,18 +192,14 @@ _Task = tuple[bytes | str, str | None, str | None, ExtractionOptions]
 
 def _worker_main(conn: Connection) -> None:
     """A worker process: announce itself once the core is imported, then extract the
-    pages it is sent until it gets ``None`` or its pipe closes."""
+    pages it is sent until it gets ``None`` or its pipe closes (the crawl process ended
+    or let it go: it exits quietly)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the crawl's to handle
-    conn.send(os.getpid())
-    while True:
-        try:
-            task = conn.recv()
-        except (EOFError, OSError):
-            return
-        if task is None:
-            return
-        body, url, content_type, options = task
-        conn.send(run_extraction(body, url=url, content_type=content_type, options=options))
+    with contextlib.suppress(EOFError, OSError):
+        conn.send(os.getpid())
+        while (task := conn.recv()) is not None:
+            body, url, content_type, options = task
+            conn.send(run_extraction(body, url=url, content_type=content_type, options=options))
 
 
 @dataclass
