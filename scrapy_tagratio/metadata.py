@@ -1,0 +1,630 @@
+"""Article metadata: headline, authors, dates, language, canonical URL, site name,
+description, main image and page type, each with the evidence it came from.
+
+Read from the page as the extractor already read it (:class:`~.reader.PageEvents`: the
+``meta`` elements, JSON-LD, links, ``datetime`` and ``itemprop`` attributes are collected
+during the one parse), so no second parse is made. Evidence is taken in order of trust,
+as trafilatura and htmldate do, the first usable value winning:
+
+1. JSON-LD (``@graph`` and lists included; the article node: ``NewsArticle``,
+   ``BlogPosting``, ... preferred to ``WebPage``),
+2. OpenGraph and ``article:*`` meta,
+3. other meta: ``citation_*``, Dublin Core, parse.ly, ``author``, ``description``, ...,
+4. microdata (``itemprop`` on elements),
+5. ``<time datetime>`` and byline elements (``rel=author``, ``author``/``byline`` classes)
+   in the article: between its headline and the end of the main content, outside
+   comments, related lists, footers and asides,
+6. text: a date written in the byline or at the start of the main text.
+
+No date after the crawl time (``now``) or before 1995 is taken (:func:`.dates.plausible`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Literal
+from urllib.parse import urljoin, urlparse
+
+import numpy as np
+
+from .dates import Parsed, find_date, parse_date, plausible
+from .language import CONFIDENT, bcp47, detect_language
+from .reader import PageEvents
+
+__all__ = ["SOURCES", "Metadata", "MetadataSource", "read_metadata"]
+
+MetadataSource = Literal[
+    "json-ld", "opengraph", "meta", "microdata", "byline", "time element", "text", "title"
+]
+#: Every source a value can come from, most trusted first (``title``: the ``<title>``
+#: element or the first ``<h1>``, the last resort for the headline).
+SOURCES: tuple[MetadataSource, ...] = (
+    "json-ld", "opengraph", "meta", "microdata", "byline", "time element", "text", "title",
+)
+
+
+@dataclass(frozen=True)
+class Metadata:
+    """What a page says about itself.
+
+    Attributes:
+        headline: the article's own title, without the site name ``<title>`` adds.
+        authors: the authors' names (people or, where the page names no person, the
+            organisation), without "By" or dates.
+        published, modified: ISO 8601 as precise as the page gives them (a date, a
+            local time, or a time with the page's own UTC offset).
+        language: BCP 47 tag (``de``, ``en-US``).
+        canonical_url: ``<link rel="canonical">``, ``og:url`` or JSON-LD ``url``.
+        site_name, description: as declared.
+        image: URL of the main image.
+        page_type: JSON-LD ``@type`` of the main node, else ``og:type``.
+        sources: per field above that has a value, where it came from (:data:`SOURCES`).
+    """
+
+    headline: str | None = None
+    authors: tuple[str, ...] = ()
+    published: str | None = None
+    modified: str | None = None
+    language: str | None = None
+    canonical_url: str | None = None
+    site_name: str | None = None
+    description: str | None = None
+    image: str | None = None
+    page_type: str | None = None
+    sources: Mapping[str, MetadataSource] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable dict (authors as a list)."""
+        return {
+            "headline": self.headline,
+            "authors": list(self.authors),
+            "published": self.published,
+            "modified": self.modified,
+            "language": self.language,
+            "canonical_url": self.canonical_url,
+            "site_name": self.site_name,
+            "description": self.description,
+            "image": self.image,
+            "page_type": self.page_type,
+            "sources": dict(self.sources),
+        }
+
+
+# ---------------------------------------------------------------------- JSON-LD
+#: schema.org types of an article's node (``*Article`` types are recognised by name).
+_ARTICLE_TYPES = frozenset(
+    {
+        "blogposting", "liveblogposting", "socialmediaposting", "discussionforumposting",
+        "report", "reportagenews", "analysisnewsarticle", "opinionnewsarticle",
+        "reviewnewsarticle", "backgroundnewsarticle", "scholarlyarticle", "techarticle",
+        "creativework", "videoobject", "recipe", "review", "qapage", "howto",
+    }
+)
+_PAGE_TYPES = frozenset({"webpage", "itempage", "aboutpage", "profilepage", "collectionpage"})
+_JSON_COMMENTS = re.compile(r"^\s*(?://\s*)?(?:<!\[CDATA\[|<!--)|(?://\s*)?(?:\]\]>|-->)\s*$")
+
+
+def _json_ld_nodes(page: PageEvents) -> list[dict[str, Any]]:
+    """Every JSON object of the page's JSON-LD scripts, ``@graph`` and lists flattened,
+    in document order; unreadable scripts are skipped."""
+    nodes: list[dict[str, Any]] = []
+    for script in page.attributes.json_ld:
+        source = _JSON_COMMENTS.sub("", page.own_text(script)).strip()
+        if not source:
+            continue
+        try:
+            data = json.loads(source, strict=False)
+        except ValueError:
+            try:  # one object followed by junk (a stray ";", a second object)
+                data = json.JSONDecoder(strict=False).raw_decode(source)[0]
+            except ValueError:
+                continue
+        stack = [data]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, list):
+                stack.extend(reversed(item))
+            elif isinstance(item, dict):
+                nodes.append(item)
+                if isinstance(item.get("@graph"), list):
+                    stack.extend(reversed(item["@graph"]))
+    return nodes
+
+
+def _types(node: Mapping[str, Any]) -> list[str]:
+    kind = node.get("@type")
+    kinds = kind if isinstance(kind, list) else [kind]
+    return [k.rsplit("/", 1)[-1].lower() for k in kinds if isinstance(k, str)]
+
+
+def _is_article(node: Mapping[str, Any]) -> bool:
+    return any(k.endswith("article") or k in _ARTICLE_TYPES for k in _types(node))
+
+
+def _main_node(nodes: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The article's node: the first article-typed node with a headline, else the first
+    article-typed node, else the first web page node."""
+    articles = [n for n in nodes if _is_article(n)]
+    with_headline = [n for n in articles if n.get("headline")]
+    pages = [n for n in nodes if not _PAGE_TYPES.isdisjoint(_types(n))]
+    return next(iter(with_headline or articles or pages), None)
+
+
+def _text(value: Any) -> str | None:
+    """A plain string from a JSON-LD value (first of a list, ``@value``, ``name``)."""
+    if isinstance(value, list):
+        value = next((v for v in value if v), None)
+    if isinstance(value, dict):
+        value = value.get("@value") or value.get("name")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str):
+        return None
+    return " ".join(value.split()) or None
+
+
+def _url(value: Any) -> str | None:
+    """A URL from a JSON-LD value (a string, an ``ImageObject``, ``@id``, a list)."""
+    if isinstance(value, list):
+        value = next((v for v in value if v), None)
+    if isinstance(value, dict):
+        value = value.get("url") or value.get("contentUrl") or value.get("@id")
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def _people(value: Any, by_id: Mapping[str, dict[str, Any]]) -> list[str]:
+    """Names from a JSON-LD ``author``/``creator``: strings, Person or Organization nodes
+    (``name``, ``givenName`` + ``familyName``, Reuters' ``byline``), ``@id`` references
+    into the graph, lists of any of these."""
+    values = value if isinstance(value, list) else [value]
+    names: list[str] = []
+    for item in values:
+        if isinstance(item, dict) and set(item) <= {"@id", "@type"} and item.get("@id") in by_id:
+            item = by_id[item["@id"]]
+        if isinstance(item, str):
+            names.extend(split_names(item))
+        elif isinstance(item, dict):
+            name = item.get("name") or item.get("byline")
+            if not name and (item.get("givenName") or item.get("familyName")):
+                name = f"{item.get('givenName') or ''} {item.get('familyName') or ''}"
+            names.extend(split_names(_text(name) or ""))
+    return names
+
+
+# ---------------------------------------------------------------------- names
+_BY = re.compile(
+    r"^(?:(?:written|posted|reported|text|story|photos?)\s+)?"
+    r"(?:by|von|par|por|di|da|door|av|af|przez|от|автор|tekst|text|texto|fotos?)\b[:\s]*",
+    re.I,
+)
+_NAME_SEPARATORS = re.compile(r"\s*(?:,|;|\||/|&|\band\b|\bund\b|\bet\b|\by\b|\bog\b|\boch\b|\bi\b|\be\b)\s*")
+_NOT_NAME = re.compile(r"https?://|www\.|@|\d{3}|\d{1,2}[:./]\d{1,2}")
+
+
+def split_names(text: str) -> list[str]:
+    """People's names from a byline or an author field: "By A, B and C" -> A, B, C;
+    "By", dates, URLs and e-mail addresses dropped. A string that does not split into
+    name-like parts (each at least two words) stays one name ("Smith, John"
+    is one person; so is "Reuters")."""
+    text = " ".join(text.split())
+    text = _BY.sub("", text).strip(" -–—:|,")
+    if not text or _NOT_NAME.search(text) and len(text.split()) > 6:
+        return []
+    parts = [p.strip(" -–—:|,.") for p in _NAME_SEPARATORS.split(text)]
+    parts = [_BY.sub("", p).strip() for p in parts if p]
+    parts = [p for p in parts if p and not _NOT_NAME.search(p)]
+    if len(parts) > 1 and all(len(p.split()) >= 2 or not p.isascii() for p in parts):
+        return parts
+    whole = text.strip(" -–—:|,.")
+    return [whole] if whole and not _NOT_NAME.search(whole) and len(whole) <= 80 else []
+
+
+# ---------------------------------------------------------------------- meta
+#: Meta keys (``property``, ``name`` or ``itemprop``, lower case) per field, most trusted
+#: first within each source.
+_OPENGRAPH = {
+    "headline": ("og:title",),
+    "published": ("article:published_time", "og:article:published_time"),
+    "modified": ("article:modified_time", "og:updated_time", "og:article:modified_time"),
+    "authors": ("article:author", "og:article:author"),
+    "site_name": ("og:site_name",),
+    "description": ("og:description",),
+    "image": ("og:image", "og:image:url", "og:image:secure_url"),
+    "canonical_url": ("og:url",),
+    "page_type": ("og:type",),
+}
+_META = {
+    "headline": (
+        "twitter:title", "citation_title", "dc.title", "dcterms.title", "parsely-title",
+        "sailthru.title", "headline",
+    ),
+    "published": (
+        "citation_publication_date", "citation_date", "citation_online_date",
+        "dc.date.issued", "dcterms.issued", "dc.date", "dcterms.date", "dcterms.created",
+        "parsely-pub-date", "sailthru.date", "article.published", "published_time",
+        "publishdate", "publish-date", "pubdate", "date", "datepublished", "og:pubdate",
+        "article_date_original", "cxenseparse:recs:publishtime", "pdate", "release_date",
+    ),
+    "modified": (
+        "dcterms.modified", "dc.date.modified", "article.updated", "lastmod",
+        "last-modified", "datemodified", "modified_time",
+    ),
+    "authors": (
+        "citation_author", "dc.creator", "dcterms.creator", "parsely-author",
+        "sailthru.author", "author", "byl", "article.author", "twitter:creator",
+    ),
+    "site_name": ("application-name", "publisher", "dc.publisher", "twitter:site"),
+    "description": ("description", "twitter:description", "dc.description"),
+    "image": ("twitter:image", "twitter:image:src", "thumbnail"),
+}
+#: Meta keys declaring the language, after ``<html lang>``: Dublin Core, then OpenGraph's
+#: locale (often a template's default).
+_LANGUAGE_META = ("dc.language", "dcterms.language", "language", "og:locale")
+
+
+def _meta_values(page: PageEvents) -> dict[str, list[tuple[str, bool]]]:
+    """Meta ``content`` per lower-case key, in document order; the flag tells an
+    ``itemprop`` (microdata) from a ``property``/``name`` (meta)."""
+    values: dict[str, list[tuple[str, bool]]] = {}
+    for meta_property, name, itemprop, content in page.attributes.metas:
+        content = " ".join((content or "").split())
+        if not content:
+            continue
+        for key, microdata in ((meta_property, False), (name, False), (itemprop, True)):
+            if key:
+                values.setdefault(key.strip().lower(), []).append((content, microdata))
+    return values
+
+
+# ---------------------------------------------------------------------- the article's region
+_OFF_ARTICLE = re.compile(
+    r"comment|related|recommend|footer|sidebar|teaser|more-?(?:news|stories|articles)|"
+    r"newsletter|promo|trending|popular|widget|breadcrumb|\bnav|menu|social|share",
+)
+_OFF_ARTICLE_TAGS = frozenset({"footer", "aside", "nav", "header", "form"})
+_BYLINE_HINT = re.compile(r"author|byline|\bby\b|writer|creator|reporter|autor|auteur")
+_DATE_HINT = re.compile(r"date|time|publish|posted|updated|datum|fecha")
+#: Elements after the headline searched for a byline, and characters of text read there.
+_BYLINE_REACH = 80
+_BYLINE_TEXT = 200
+
+
+@dataclass
+class _Article:
+    """Where the article sits in the page's elements: from its headline (or the start of
+    the main content) to the end of the main content."""
+
+    page: PageEvents
+    start: int
+    stop: int
+
+    def holds(self, element: int) -> bool:
+        """``element`` is in the article and not inside a comment thread, a related list,
+        a footer, an aside or the like."""
+        if not self.start <= element < self.stop:
+            return False
+        page = self.page
+        node = element
+        while node >= self.start and node >= 0:
+            if page.tags[node] in _OFF_ARTICLE_TAGS or _OFF_ARTICLE.search(page.hints[node]):
+                return False
+            node = int(page.parent[node])
+        return True
+
+
+def _article(page: PageEvents, content: np.ndarray | None, headline: str | None) -> _Article:
+    """The article's region (see :class:`_Article`). ``content``: page elements of the
+    main content, None when the algorithm has no DOM content."""
+    tags = page.tags
+    h1s = [i for i, tag in enumerate(tags) if tag == "h1"][:20]
+    folded = _fold(headline or "")
+    heading = next((i for i in h1s if folded and _fold(page.text_under(i)) == folded), None)
+    if heading is None and h1s:
+        heading = h1s[0]
+    if content is not None and content.size:
+        first, last = int(content[0]), int(content[-1])
+        start = min(heading, first) if heading is not None and heading < first else first
+        return _Article(page, start, int(page.end[last]))
+    start = heading if heading is not None else 0
+    return _Article(page, start, len(page) if heading is None else int(page.end[0]))
+
+
+# ---------------------------------------------------------------------- headline
+_TITLE_SEPARATORS = re.compile(r"\s+(?:[|\-–—:·•»«~/]|::)\s+")
+_FOLD = re.compile(r"[\W_]+")
+
+
+def _fold(text: str) -> str:
+    """Case and punctuation folded, for comparisons."""
+    return _FOLD.sub(" ", text.casefold()).strip()
+
+
+def _strip_site_name(title: str, site_names: list[str], heading: str | None) -> str:
+    """``title`` without the site name a ``<title>``/``og:title`` appends or prepends
+    ("Headline | Site", "Site - Headline"): a part is dropped when it is the site name,
+    the host name, or when the page's ``<h1>`` is the rest."""
+    parts = _TITLE_SEPARATORS.split(title)
+    if len(parts) < 2:
+        return title
+    folded_heading = _fold(heading or "")
+    if folded_heading:
+        for cut in range(1, len(parts)):
+            for kept in (parts[:cut], parts[cut:]):
+                text = _title_join(title, kept)
+                if _fold(text) == folded_heading:
+                    return text
+    names = {_fold(name) for name in site_names if name}
+    names |= {n.split(" ")[0] for n in names if n}  # "example.com" -> "example com" -> "example"
+    if _is_site(parts[-1], names):
+        return _title_join(title, parts[:-1])
+    if _is_site(parts[0], names):
+        return _title_join(title, parts[1:])
+    return title
+
+
+def _is_site(part: str, names: set[str]) -> bool:
+    folded = _fold(part)
+    return bool(folded) and any(
+        folded == name or folded.replace(" ", "") == name.replace(" ", "") for name in names
+    )
+
+
+def _title_join(title: str, parts: list[str]) -> str:
+    """The stretch of ``title`` from the first to the last of ``parts`` (keeping the
+    separators between them)."""
+    start = title.find(parts[0])
+    end = title.rfind(parts[-1]) + len(parts[-1])
+    return title[start:end].strip() if 0 <= start < end else " ".join(parts)
+
+
+# ---------------------------------------------------------------------- assembly
+class _Fields:
+    """The first usable value per field and its source."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {}
+        self.sources: dict[str, MetadataSource] = {}
+
+    def offer(self, name: str, value: Any, source: MetadataSource) -> None:
+        if name not in self.values and value:
+            self.values[name] = value
+            self.sources[name] = source
+
+
+def _host_names(url: str | None) -> list[str]:
+    host = urlparse(url or "").hostname or ""
+    host = host.removeprefix("www.")
+    return [host, host.rsplit(".", 1)[0]] if host else []
+
+
+def read_metadata(
+    page: PageEvents,
+    *,
+    url: str | None = None,
+    text: str = "",
+    content: np.ndarray | None = None,
+    now: datetime | None = None,
+    detect: bool = True,
+) -> Metadata:
+    """The metadata of a page read by :func:`~.reader.read_page`.
+
+    Args:
+        page: the page's events and attributes.
+        url: the page's URL (resolves relative links; its host is a site name).
+        text: the extracted main text (its language, a date at its start).
+        content: page elements of the main content in document order (None when the
+            algorithm marks no elements): where bylines and times are looked for.
+        now: the crawl time; later dates are not taken (default: now, UTC).
+        detect: check the declared language against ``text`` (when the optional detector
+            is installed).
+    """
+    now = now or datetime.now(timezone.utc)
+    fields = _Fields()
+    nodes = _json_ld_nodes(page)
+    by_id = {n["@id"]: n for n in nodes if isinstance(n.get("@id"), str) and len(n) > 2}
+    main = _main_node(nodes)
+    metas = _meta_values(page)
+
+    def meta(name: str, table: Mapping[str, tuple[str, ...]], microdata: bool) -> Iterator[str]:
+        for key in table.get(name, ()):
+            yield from (v for v, is_item in metas.get(key, ()) if is_item == microdata)
+
+    # 1. JSON-LD
+    if main is not None:
+        fields.offer("headline", _text(main.get("headline")) or _text(main.get("name")), "json-ld")
+        fields.offer(
+            "authors", _people(main.get("author") or main.get("creator"), by_id), "json-ld"
+        )
+        for name, key in (("published", "datePublished"), ("modified", "dateModified")):
+            fields.offer(name, _plausible(_text(main.get(key)), now), "json-ld")
+        fields.offer("language", bcp47(_text(main.get("inLanguage"))), "json-ld")
+        fields.offer("description", _text(main.get("description")), "json-ld")
+        fields.offer("image", _url(main.get("image")), "json-ld")
+        fields.offer("canonical_url", _url(main.get("url")), "json-ld")
+        fields.offer("page_type", (main.get("@type") or [None])[0] if isinstance(
+            main.get("@type"), list) else _text(main.get("@type")), "json-ld")
+        publisher = main.get("publisher")
+        if isinstance(publisher, dict) and publisher.get("@id") in by_id:
+            publisher = by_id[publisher["@id"]]
+        fields.offer("site_name", _text(publisher), "json-ld")
+    for node in nodes:  # the site's own nodes
+        if "website" in _types(node) or "newsmediaorganization" in _types(node):
+            fields.offer("site_name", _text(node.get("name")), "json-ld")
+    # 2. OpenGraph and 3. other meta (4. their itemprop variants are microdata)
+    for table, source, microdata in (
+        (_OPENGRAPH, "opengraph", False), (_META, "meta", False),
+        (_OPENGRAPH, "microdata", True), (_META, "microdata", True),
+    ):
+        for name in table:
+            values = list(meta(name, table, microdata))
+            if name == "authors":
+                people = [n for v in values for n in split_names(v)]
+                fields.offer(name, list(dict.fromkeys(people)), source)  # type: ignore[arg-type]
+            elif name in ("published", "modified"):
+                fields.offer(
+                    name, next(filter(None, (_plausible(v, now) for v in values)), None),
+                    source,  # type: ignore[arg-type]
+                )
+            elif name == "language":
+                fields.offer(name, next(filter(None, map(bcp47, values)), None), source)  # type: ignore[arg-type]
+            else:
+                fields.offer(name, next(iter(values), None), source)  # type: ignore[arg-type]
+    canonical = next(
+        (
+            (page.attributes.kept.get(owner) or (None,))[0]
+            for rel, owner in zip(page.attributes.rels, page.attributes.rel_owners, strict=True)
+            if page.tags[owner] == "link" and "canonical" in rel.lower().split()
+        ),
+        None,
+    )
+    if canonical:  # the link element is the page's own statement, above og:url
+        fields.values["canonical_url"] = canonical
+        fields.sources["canonical_url"] = "meta"
+    # 4. microdata on elements, 5. elements in the article
+    headline = _headline(page, fields, url)
+    article = _article(page, content, headline)
+    _microdata(page, fields, article, now)
+    _bylines(page, fields, article)
+    _times(page, fields, article, now)
+    # 6. text
+    if "published" not in fields.values:
+        start = text[:_BYLINE_TEXT]
+        fields.offer("published", _plausible_value(find_date(start), now), "text")
+    _language(page, fields, metas, text, detect)
+
+    values = fields.values
+    for name in ("canonical_url", "image"):
+        if name in values and url:
+            values[name] = urljoin(url, values[name])
+    authors = tuple(dict.fromkeys(values.get("authors", ())))
+    return Metadata(
+        headline=headline,
+        authors=authors,
+        published=values.get("published"),
+        modified=values.get("modified"),
+        language=values.get("language"),
+        canonical_url=values.get("canonical_url"),
+        site_name=values.get("site_name"),
+        description=values.get("description"),
+        image=values.get("image"),
+        page_type=values.get("page_type"),
+        sources={k: v for k, v in fields.sources.items() if k != "authors" or authors},
+    )
+
+
+def _plausible_value(value: Parsed | None, now: datetime) -> str | None:
+    return value.isoformat() if value is not None and plausible(value, now) else None
+
+
+def _plausible(text: str | None, now: datetime) -> str | None:
+    """``text`` read as a date, in ISO 8601, if it is a plausible publication date."""
+    return _plausible_value(parse_date(text), now)
+
+
+def _headline(page: PageEvents, fields: _Fields, url: str | None) -> str | None:
+    """The headline: the most trusted title found, its site-name part removed; else the
+    first ``<h1>``, else ``<title>``, both with the site name removed."""
+    tags = page.tags
+    heading = page.text_under(tags.index("h1")) if "h1" in tags else ""
+    site_names = [fields.values.get("site_name") or "", *_host_names(url)]
+    title = fields.values.get("headline")
+    if title:
+        headline = _strip_site_name(title, site_names, heading)
+        fields.values["headline"] = headline
+        return str(headline)
+    html_title = page.text_under(tags.index("title")) if "title" in tags else ""
+    candidate = heading or _strip_site_name(html_title, site_names, heading)
+    fields.offer("headline", candidate, "title")
+    return candidate or None
+
+
+def _microdata(page: PageEvents, fields: _Fields, article: _Article, now: datetime) -> None:
+    """``itemprop`` on elements: headline, author, dates (the first in the article)."""
+    for element, name, value in page.attributes.itemprops:
+        prop = name.strip().lower()
+        if prop in ("datepublished", "datemodified") and article.holds(element):
+            key = "published" if prop == "datepublished" else "modified"
+            fields.offer(key, _plausible(value or page.text_under(element), now), "microdata")
+        elif prop == "author" and article.holds(element):
+            fields.offer("authors", split_names(page.text_under(element)[:_BYLINE_TEXT]), "microdata")
+
+
+def _bylines(page: PageEvents, fields: _Fields, article: _Article) -> None:
+    """Authors from ``rel=author`` links and byline elements near the headline."""
+    if "authors" in fields.values:
+        return
+    linked = [
+        owner
+        for rel, owner in zip(page.attributes.rels, page.attributes.rel_owners, strict=True)
+        if page.tags[owner] == "a" and "author" in rel.lower().split() and article.holds(owner)
+    ]
+    names = [n for owner in linked for n in split_names(page.text_under(owner))]
+    if names:
+        fields.offer("authors", list(dict.fromkeys(names)), "byline")
+        return
+    stop = min(article.stop, article.start + _BYLINE_REACH * 4)
+    hints = page.hints[article.start : stop]
+    for offset in np.flatnonzero([bool(h) and bool(_BYLINE_HINT.search(h)) for h in hints]):
+        element = article.start + int(offset)
+        if not article.holds(element):
+            continue
+        names = split_names(_strip_dates(page.text_under(element)[:_BYLINE_TEXT]))
+        if names:
+            fields.offer("authors", names, "byline")
+            return
+
+
+_DATE_TEXT = re.compile(r"\b\d{1,4}[./-]\d{1,2}[./-]\d{1,4}\b.*$|\b\d{1,2}:\d{2}\b.*$")
+
+
+def _strip_dates(text: str) -> str:
+    return _DATE_TEXT.sub("", text).strip()
+
+
+def _times(page: PageEvents, fields: _Fields, article: _Article, now: datetime) -> None:
+    """``<time datetime>`` in the article (the first plausible one), then a date written
+    in a date-hinted element next to the headline."""
+    for element, value in page.attributes.datetimes:
+        if article.holds(element):
+            fields.offer("published", _plausible(value, now), "time element")
+            if "published" in fields.values:
+                break
+    if "published" in fields.values:
+        return
+    stop = min(article.stop, article.start + _BYLINE_REACH)
+    for element in range(article.start, stop):
+        hint = page.hints[element]
+        if hint and _DATE_HINT.search(hint) and article.holds(element):
+            value = _plausible_value(find_date(page.text_under(element)[:_BYLINE_TEXT]), now)
+            if value:
+                fields.offer("published", value, "text")
+                return
+
+
+def _language(
+    page: PageEvents, fields: _Fields, metas: Mapping[str, list[tuple[str, bool]]], text: str,
+    detect: bool,
+) -> None:
+    """The declared language (JSON-LD ``inLanguage``, ``<html lang>`` and
+    content-language, Dublin Core, ``og:locale``), checked against the text when the
+    detector is installed: a confident detection of another language wins."""
+    declarations = [
+        *page.attributes.languages,
+        *(value for key in _LANGUAGE_META for value, _ in metas.get(key, ())),
+    ]
+    for declared in declarations:
+        fields.offer("language", bcp47(declared.split(",")[0]), "meta")
+    if not detect:
+        return
+    detected = detect_language(text)
+    if detected is None:
+        return
+    language, probability = detected
+    declared = fields.values.get("language")
+    if declared is None or (declared.split("-")[0] != language and probability >= CONFIDENT):
+        fields.values["language"] = language
+        fields.sources["language"] = "text"
