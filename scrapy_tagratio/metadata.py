@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import re
+from html import unescape
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -136,9 +137,12 @@ def _json_ld_nodes(page: PageEvents) -> list[dict[str, Any]]:
 
 
 def _types(node: Mapping[str, Any]) -> list[str]:
+    return [k.rsplit("/", 1)[-1].lower() for k in _raw_types(node)]
+
+
+def _raw_types(node: Mapping[str, Any]) -> list[str]:
     kind = node.get("@type")
-    kinds = kind if isinstance(kind, list) else [kind]
-    return [k.rsplit("/", 1)[-1].lower() for k in kinds if isinstance(k, str)]
+    return [k for k in (kind if isinstance(kind, list) else [kind]) if isinstance(k, str)]
 
 
 def _is_article(node: Mapping[str, Any]) -> bool:
@@ -154,6 +158,18 @@ def _main_node(nodes: list[dict[str, Any]]) -> dict[str, Any] | None:
     return next(iter(with_headline or articles or pages), None)
 
 
+_INVISIBLE = re.compile("[\u00ad\u200b-\u200d\u2060\ufeff]")
+
+
+def clean(text: str) -> str:
+    """Text of a page's value as read: HTML entities that were escaped twice (``&amp;ouml;``
+    in a ``content`` attribute) decoded, soft hyphens and zero-width characters dropped,
+    white space collapsed."""
+    if "&" in text:
+        text = unescape(text)
+    return " ".join(_INVISIBLE.sub("", text).split())
+
+
 def _text(value: Any) -> str | None:
     """A plain string from a JSON-LD value (first of a list, ``@value``, ``name``)."""
     if isinstance(value, list):
@@ -164,7 +180,7 @@ def _text(value: Any) -> str | None:
         value = str(value)
     if not isinstance(value, str):
         return None
-    return " ".join(value.split()) or None
+    return clean(value) or None
 
 
 def _url(value: Any) -> str | None:
@@ -202,25 +218,38 @@ _BY = re.compile(
     re.I,
 )
 _NAME_SEPARATORS = re.compile(r"\s*(?:,|;|\||/|&|\band\b|\bund\b|\bet\b|\by\b|\bog\b|\boch\b|\bi\b|\be\b)\s*")
-_NOT_NAME = re.compile(r"https?://|www\.|@|\d{3}|\d{1,2}[:./]\d{1,2}")
+_NOT_NAME = re.compile(
+    r"https?://|www\.|@|\d{3}|\d{1,2}[:./]\d{1,2}|^(?:bild|foto|photo|image|credit)s?\b", re.I
+)
+_INITIALS = re.compile(r"\s*\([^()]{1,6}\)")
 
 
 def split_names(text: str) -> list[str]:
     """People's names from a byline or an author field: "By A, B and C" -> A, B, C;
-    "By", dates, URLs and e-mail addresses dropped. A string that does not split into
-    name-like parts (each at least two words) stays one name ("Smith, John"
-    is one person; so is "Reuters")."""
-    text = " ".join(text.split())
-    text = _BY.sub("", text).strip(" -–—:|,")
-    if not text or _NOT_NAME.search(text) and len(text.split()) > 6:
-        return []
-    parts = [p.strip(" -–—:|,.") for p in _NAME_SEPARATORS.split(text)]
-    parts = [_BY.sub("", p).strip() for p in parts if p]
-    parts = [p for p in parts if p and not _NOT_NAME.search(p)]
-    if len(parts) > 1 and all(len(p.split()) >= 2 or not p.isascii() for p in parts):
-        return parts
-    whole = text.strip(" -–—:|,.")
-    return [whole] if whole and not _NOT_NAME.search(whole) and len(whole) <= 80 else []
+    "By", dates, URLs, e-mail addresses and initials in brackets ("(obe)") dropped.
+    ``;`` always separates; commas, "and" and the like only when most parts are
+    several words long ("Smith, John" is one person; so is "Reuters")."""
+    names: list[str] = []
+    for chunk in clean(text).split(";"):
+        chunk = _BY.sub("", _INITIALS.sub("", chunk)).strip(" -–—:|,.")
+        if not chunk or (_NOT_NAME.search(chunk) and len(chunk.split()) > 6):
+            continue
+        parts = [_BY.sub("", p.strip(" -–—:|,.")).strip() for p in _NAME_SEPARATORS.split(chunk)]
+        parts = [p for p in parts if p and not _NOT_NAME.search(p)]
+        long_parts = sum(len(p.split()) >= 2 or not p.isascii() for p in parts)
+        if len(parts) > 1 and 2 * long_parts > len(parts):
+            names.extend(parts)
+        elif not _NOT_NAME.search(chunk) and len(chunk) <= 80:
+            names.append(chunk)
+    return names
+
+
+def _first_last(name: str) -> str:
+    """A scholarly "Last, First" name as "First Last" (``citation_author``, Dublin Core)."""
+    last, comma, first = name.partition(",")
+    if comma and "," not in first and 1 <= len(first.split()) <= 3 and len(last.split()) <= 3:
+        return f"{first.strip()} {last.strip()}"
+    return name
 
 
 # ---------------------------------------------------------------------- meta
@@ -271,7 +300,7 @@ def _meta_values(page: PageEvents) -> dict[str, list[tuple[str, bool]]]:
     ``itemprop`` (microdata) from a ``property``/``name`` (meta)."""
     values: dict[str, list[tuple[str, bool]]] = {}
     for meta_property, name, itemprop, content in page.attributes.metas:
-        content = " ".join((content or "").split())
+        content = clean(content or "")
         if not content:
             continue
         for key, microdata in ((meta_property, False), (name, False), (itemprop, True)):
@@ -340,23 +369,22 @@ _FOLD = re.compile(r"[\W_]+")
 
 def _fold(text: str) -> str:
     """Case and punctuation folded, for comparisons."""
-    return _FOLD.sub(" ", text.casefold()).strip()
+    return _FOLD.sub(" ", _INVISIBLE.sub("", text).casefold()).strip()
 
 
-def _strip_site_name(title: str, site_names: list[str], heading: str | None) -> str:
+def _strip_site_name(title: str, site_names: list[str], headings: list[str]) -> str:
     """``title`` without the site name a ``<title>``/``og:title`` appends or prepends
     ("Headline | Site", "Site - Headline"): a part is dropped when it is the site name,
-    the host name, or when the page's ``<h1>`` is the rest."""
+    the host name, or when one of the page's ``<h1>`` is the rest."""
     parts = _TITLE_SEPARATORS.split(title)
     if len(parts) < 2:
         return title
-    folded_heading = _fold(heading or "")
-    if folded_heading:
-        for cut in range(1, len(parts)):
-            for kept in (parts[:cut], parts[cut:]):
-                text = _title_join(title, kept)
-                if _fold(text) == folded_heading:
-                    return text
+    folded_headings = {_fold(heading) for heading in headings} - {""}
+    for cut in range(1, len(parts)):
+        for kept in (parts[:cut], parts[cut:]):
+            text = _title_join(title, kept)
+            if _fold(text) in folded_headings:
+                return text
     names = {_fold(name) for name in site_names if name}
     names |= {n.split(" ")[0] for n in names if n}  # "example.com" -> "example com" -> "example"
     if _is_site(parts[-1], names):
@@ -424,74 +452,17 @@ def read_metadata(
     """
     now = now or datetime.now(timezone.utc)
     fields = _Fields()
-    nodes = _json_ld_nodes(page)
-    by_id = {n["@id"]: n for n in nodes if isinstance(n.get("@id"), str) and len(n) > 2}
-    main = _main_node(nodes)
+    titles: list[tuple[str, MetadataSource]] = []
     metas = _meta_values(page)
-
-    def meta(name: str, table: Mapping[str, tuple[str, ...]], microdata: bool) -> Iterator[str]:
-        for key in table.get(name, ()):
-            yield from (v for v, is_item in metas.get(key, ()) if is_item == microdata)
-
-    # 1. JSON-LD
-    if main is not None:
-        fields.offer("headline", _text(main.get("headline")) or _text(main.get("name")), "json-ld")
-        fields.offer(
-            "authors", _people(main.get("author") or main.get("creator"), by_id), "json-ld"
-        )
-        for name, key in (("published", "datePublished"), ("modified", "dateModified")):
-            fields.offer(name, _plausible(_text(main.get(key)), now), "json-ld")
-        fields.offer("language", bcp47(_text(main.get("inLanguage"))), "json-ld")
-        fields.offer("description", _text(main.get("description")), "json-ld")
-        fields.offer("image", _url(main.get("image")), "json-ld")
-        fields.offer("canonical_url", _url(main.get("url")), "json-ld")
-        fields.offer("page_type", (main.get("@type") or [None])[0] if isinstance(
-            main.get("@type"), list) else _text(main.get("@type")), "json-ld")
-        publisher = main.get("publisher")
-        if isinstance(publisher, dict) and publisher.get("@id") in by_id:
-            publisher = by_id[publisher["@id"]]
-        fields.offer("site_name", _text(publisher), "json-ld")
-    for node in nodes:  # the site's own nodes
-        if "website" in _types(node) or "newsmediaorganization" in _types(node):
-            fields.offer("site_name", _text(node.get("name")), "json-ld")
-    # 2. OpenGraph and 3. other meta (4. their itemprop variants are microdata)
-    for table, source, microdata in (
-        (_OPENGRAPH, "opengraph", False), (_META, "meta", False),
-        (_OPENGRAPH, "microdata", True), (_META, "microdata", True),
-    ):
-        for name in table:
-            values = list(meta(name, table, microdata))
-            if name == "authors":
-                people = [n for v in values for n in split_names(v)]
-                fields.offer(name, list(dict.fromkeys(people)), source)  # type: ignore[arg-type]
-            elif name in ("published", "modified"):
-                fields.offer(
-                    name, next(filter(None, (_plausible(v, now) for v in values)), None),
-                    source,  # type: ignore[arg-type]
-                )
-            elif name == "language":
-                fields.offer(name, next(filter(None, map(bcp47, values)), None), source)  # type: ignore[arg-type]
-            else:
-                fields.offer(name, next(iter(values), None), source)  # type: ignore[arg-type]
-    canonical = next(
-        (
-            (page.attributes.kept.get(owner) or (None,))[0]
-            for rel, owner in zip(page.attributes.rels, page.attributes.rel_owners, strict=True)
-            if page.tags[owner] == "link" and "canonical" in rel.lower().split()
-        ),
-        None,
-    )
-    if canonical:  # the link element is the page's own statement, above og:url
-        fields.values["canonical_url"] = canonical
-        fields.sources["canonical_url"] = "meta"
-    # 4. microdata on elements, 5. elements in the article
-    headline = _headline(page, fields, url)
+    _from_json_ld(page, fields, titles, now)  # 1.
+    _from_meta(metas, fields, titles, now)  # 2.-4.
+    _canonical(page, fields)
+    headline = _headline(page, fields, titles, url)
     article = _article(page, content, headline)
-    _microdata(page, fields, article, now)
-    _bylines(page, fields, article)
+    _microdata(page, fields, article, now)  # 4.
+    _bylines(page, fields, article, url)  # 5.
     _times(page, fields, article, now)
-    # 6. text
-    if "published" not in fields.values:
+    if "published" not in fields.values:  # 6.
         start = text[:_BYLINE_TEXT]
         fields.offer("published", _plausible_value(find_date(start), now), "text")
     _language(page, fields, metas, text, detect)
@@ -516,6 +487,92 @@ def read_metadata(
     )
 
 
+def _from_json_ld(
+    page: PageEvents, fields: _Fields, titles: list[tuple[str, MetadataSource]], now: datetime
+) -> None:
+    """Fields of the article's JSON-LD node (the site's name also from its WebSite or
+    organisation node)."""
+    nodes = _json_ld_nodes(page)
+    by_id = {n["@id"]: n for n in nodes if isinstance(n.get("@id"), str) and len(n) > 2}
+    main = _main_node(nodes)
+    if main is not None:
+        titles.extend(
+            (title, "json-ld")
+            for title in (_text(main.get("headline")), _text(main.get("name")))
+            if title
+        )
+        fields.offer(
+            "authors", _people(main.get("author") or main.get("creator"), by_id), "json-ld"
+        )
+        for name, key in (("published", "datePublished"), ("modified", "dateModified")):
+            fields.offer(name, _plausible(_text(main.get(key)), now), "json-ld")
+        fields.offer("language", bcp47(_text(main.get("inLanguage"))), "json-ld")
+        fields.offer("description", _text(main.get("description")), "json-ld")
+        fields.offer("image", _url(main.get("image")), "json-ld")
+        fields.offer("canonical_url", _url(main.get("url")), "json-ld")
+        fields.offer("page_type", next(iter(_raw_types(main)), None), "json-ld")
+        publisher = main.get("publisher")
+        if isinstance(publisher, dict) and publisher.get("@id") in by_id:
+            publisher = by_id[publisher["@id"]]
+        fields.offer("site_name", _text(publisher), "json-ld")
+    for node in nodes:
+        if not {"website", "newsmediaorganization"}.isdisjoint(_types(node)):
+            fields.offer("site_name", _text(node.get("name")), "json-ld")
+
+
+#: Meta keys whose names are written "Last, First" (Google Scholar's and Dublin Core's
+#: convention).
+_LAST_FIRST = frozenset({"citation_author", "dc.creator", "dcterms.creator"})
+
+
+def _from_meta(
+    metas: Mapping[str, list[tuple[str, bool]]],
+    fields: _Fields,
+    titles: list[tuple[str, MetadataSource]],
+    now: datetime,
+) -> None:
+    """Fields of OpenGraph, the other meta, and ``itemprop`` meta (microdata)."""
+    tables: tuple[tuple[Mapping[str, tuple[str, ...]], MetadataSource, bool], ...] = (
+        (_OPENGRAPH, "opengraph", False), (_META, "meta", False),
+        (_OPENGRAPH, "microdata", True), (_META, "microdata", True),
+    )
+    for table, source, microdata in tables:
+        for name, keys in table.items():
+            keyed = [
+                (key, value)
+                for key in keys
+                for value, is_item in metas.get(key, ())
+                if is_item == microdata
+            ]
+            values = [value for _, value in keyed]
+            if name == "headline":
+                titles.extend((value, source) for value in values)
+            elif name == "authors":
+                people = [
+                    person
+                    for key, value in keyed
+                    for person in split_names(_first_last(value) if key in _LAST_FIRST else value)
+                ]
+                fields.offer(name, list(dict.fromkeys(people)), source)
+            elif name in ("published", "modified"):
+                dates = (_plausible(value, now) for value in values)
+                fields.offer(name, next(filter(None, dates), None), source)
+            else:
+                fields.offer(name, next(iter(values), None), source)
+
+
+def _canonical(page: PageEvents, fields: _Fields) -> None:
+    """``<link rel="canonical">``: the page's own statement, above ``og:url`` and
+    JSON-LD."""
+    attributes = page.attributes
+    for rel, owner in zip(attributes.rels, attributes.rel_owners, strict=True):
+        href = (attributes.kept.get(owner) or (None,))[0]
+        if href and page.tags[owner] == "link" and "canonical" in rel.lower().split():
+            fields.values["canonical_url"] = href
+            fields.sources["canonical_url"] = "meta"
+            return
+
+
 def _plausible_value(value: Parsed | None, now: datetime) -> str | None:
     return value.isoformat() if value is not None and plausible(value, now) else None
 
@@ -525,21 +582,49 @@ def _plausible(text: str | None, now: datetime) -> str | None:
     return _plausible_value(parse_date(text), now)
 
 
-def _headline(page: PageEvents, fields: _Fields, url: str | None) -> str | None:
-    """The headline: the most trusted title found, its site-name part removed; else the
-    first ``<h1>``, else ``<title>``, both with the site name removed."""
+def _headline(
+    page: PageEvents, fields: _Fields, titles: list[tuple[str, MetadataSource]], url: str | None
+) -> str | None:
+    """The headline: the most trusted source's title (JSON-LD, OpenGraph, meta; else the
+    page's ``<title>`` and ``<h1>`` elements), without its site-name part. Within that
+    source the first title another source confirms (the same text, or a ``<title>`` /
+    ``og:title`` holding it) wins, else its first: so a JSON-LD ``headline`` that is a
+    description (Wikipedia's) gives way to the node's ``name``, and an ``<h1>`` that is
+    the site's logo to the ``<title>``."""
     tags = page.tags
-    heading = page.text_under(tags.index("h1")) if "h1" in tags else ""
-    site_names = [fields.values.get("site_name") or "", *_host_names(url)]
-    title = fields.values.get("headline")
-    if title:
-        headline = _strip_site_name(title, site_names, heading)
-        fields.values["headline"] = headline
-        return str(headline)
+    headings = [page.text_under(i) for i, tag in enumerate(tags) if tag == "h1"][:_HEADINGS]
     html_title = page.text_under(tags.index("title")) if "title" in tags else ""
-    candidate = heading or _strip_site_name(html_title, site_names, heading)
-    fields.offer("headline", candidate, "title")
-    return candidate or None
+    site_names = [fields.values.get("site_name") or "", *_host_names(url)]
+    found = [*titles, (html_title, "title"), *((h, "title") for h in headings)]
+    candidates = [
+        (_strip_site_name(clean(title), site_names, headings), source, _fold(title))
+        for title, source in found
+        if clean(title)
+    ]
+    if not candidates:
+        return None
+    folded = [_fold(candidate) for candidate, _, _ in candidates]
+
+    def confirmed(index: int) -> bool:
+        own = folded[index]
+        return len(own) >= _MIN_HEADLINE and any(
+            own == folded[other] or f" {own} " in f" {raw} "
+            for other, (_, _, raw) in enumerate(candidates)
+            if other != index
+        )
+
+    first_source = candidates[0][1]
+    group = [i for i, (_, source, _) in enumerate(candidates) if source == first_source]
+    best = next((i for i in group if confirmed(i)), group[0])
+    headline, source, _ = candidates[best]
+    fields.offer("headline", headline, source)
+    return headline
+
+
+#: ``<h1>`` elements read as headline candidates; folded characters a confirmed headline
+#: needs (a site's two-letter logo is contained in every ``<title>``).
+_HEADINGS = 5
+_MIN_HEADLINE = 8
 
 
 def _microdata(page: PageEvents, fields: _Fields, article: _Article, now: datetime) -> None:
@@ -553,29 +638,41 @@ def _microdata(page: PageEvents, fields: _Fields, article: _Article, now: dateti
             fields.offer("authors", split_names(page.text_under(element)[:_BYLINE_TEXT]), "microdata")
 
 
-def _bylines(page: PageEvents, fields: _Fields, article: _Article) -> None:
-    """Authors from ``rel=author`` links and byline elements near the headline."""
-    if "authors" in fields.values:
+def _bylines(page: PageEvents, fields: _Fields, article: _Article, url: str | None) -> None:
+    """Authors from ``rel=author`` links and byline elements near the headline, where
+    the page's data names no author or only the site itself (an organisation standing
+    in for the reporter)."""
+    known = fields.values.get("authors")
+    site = {_fold(n) for n in (fields.values.get("site_name") or "", *_host_names(url)) if n}
+    if known and not all(_is_site(name, site) for name in known):
         return
+    names = _linked_authors(page, article) or _byline_names(page, article)
+    if names:
+        fields.values["authors"] = names
+        fields.sources["authors"] = "byline"
+
+
+def _linked_authors(page: PageEvents, article: _Article) -> list[str]:
+    """Names in the article's ``<a rel="author">`` links."""
+    attributes = page.attributes
     linked = [
         owner
-        for rel, owner in zip(page.attributes.rels, page.attributes.rel_owners, strict=True)
+        for rel, owner in zip(attributes.rels, attributes.rel_owners, strict=True)
         if page.tags[owner] == "a" and "author" in rel.lower().split() and article.holds(owner)
     ]
-    names = [n for owner in linked for n in split_names(page.text_under(owner))]
-    if names:
-        fields.offer("authors", list(dict.fromkeys(names)), "byline")
-        return
+    return list(dict.fromkeys(n for owner in linked for n in split_names(page.text_under(owner))))
+
+
+def _byline_names(page: PageEvents, article: _Article) -> list[str]:
+    """Names in the first author- or byline-hinted element after the headline."""
     stop = min(article.stop, article.start + _BYLINE_REACH * 4)
-    hints = page.hints[article.start : stop]
-    for offset in np.flatnonzero([bool(h) and bool(_BYLINE_HINT.search(h)) for h in hints]):
-        element = article.start + int(offset)
-        if not article.holds(element):
-            continue
-        names = split_names(_strip_dates(page.text_under(element)[:_BYLINE_TEXT]))
-        if names:
-            fields.offer("authors", names, "byline")
-            return
+    for element in range(article.start, stop):
+        hint = page.hints[element]
+        if hint and _BYLINE_HINT.search(hint) and article.holds(element):
+            names = split_names(_strip_dates(page.text_under(element)[:_BYLINE_TEXT]))
+            if names:
+                return names
+    return []
 
 
 _DATE_TEXT = re.compile(r"\b\d{1,4}[./-]\d{1,2}[./-]\d{1,4}\b.*$|\b\d{1,2}:\d{2}\b.*$")
