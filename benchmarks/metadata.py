@@ -20,7 +20,7 @@ import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import datetime, timezone
 from typing import Any
 
 from scrapy_tagratio import extract
@@ -54,9 +54,13 @@ def same_day(gold: str, found: str | None) -> bool:
     expected, value = parse_date(gold), parse_date(found)
     if expected is None or value is None:
         return False
-    if isinstance(expected, datetime) and isinstance(value, datetime):
-        if expected.tzinfo is not None and value.tzinfo is not None:
-            value = value.astimezone(expected.tzinfo)
+    if (
+        isinstance(expected, datetime)
+        and isinstance(value, datetime)
+        and expected.tzinfo is not None
+        and value.tzinfo is not None
+    ):
+        value = value.astimezone(expected.tzinfo)
     day = lambda v: v.date() if isinstance(v, datetime) else v  # noqa: E731
     return bool(day(expected) == day(value))
 
@@ -91,9 +95,7 @@ class Score:
         if gold.get("published"):
             self.dates.append(same_day(gold["published"], found.published))
             if not self.dates[-1] and show:
-                self.misses.append(
-                    f"{page.id} date: {found.published!r} != {gold['published']!r}"
-                )
+                self.misses.append(f"{page.id} date: {found.published!r} != {gold['published']!r}")
         if gold.get("authors"):
             self.authors.append(_f1(gold["authors"], found.authors))
             if self.authors[-1] < 1 and show:
@@ -103,9 +105,9 @@ class Score:
             self.languages.append(primary == gold["language"].split("-")[0].lower())
         self.with_language.append(bool(found.language))
         value = parse_date(found.published)
-        if isinstance(value, datetime) and value.tzinfo is not None and value > now:
-            self.future_dates += 1
-        elif value is not None and not isinstance(value, datetime) and value > now.date():
+        if (isinstance(value, datetime) and value.tzinfo is not None and value > now) or (
+            value is not None and not isinstance(value, datetime) and value > now.date()
+        ):
             self.future_dates += 1
         self.by_names += sum(bool(re.match(r"(?i)by\b", n)) for n in found.authors)
 
@@ -157,7 +159,9 @@ def _speed(pages: list[_data.Page], rounds: int) -> tuple[float, float]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--dataset", action="append", choices=("fundus", "readability", "goose"),
+        "--dataset",
+        action="append",
+        choices=("fundus", "readability", "goose"),
         help="a set (repeatable; default: fundus and readability; goose: held out)",
     )
     parser.add_argument("--limit", type=int, default=None, help="first N pages of each set")
@@ -177,7 +181,9 @@ def main(argv: list[str] | None = None) -> int:
         scores = {name: Score() for name in EXTRACTORS}
         for page in pages:
             for name, run in EXTRACTORS.items():
-                scores[name].add(page, run(page, now), now, args.show_misses and name != "trafilatura")
+                scores[name].add(
+                    page, run(page, now), now, args.show_misses and name != "trafilatura"
+                )
         print(header)
         for name, score in scores.items():
             print(f"{dataset:<12} {name:<16} {score.row()}")

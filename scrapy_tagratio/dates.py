@@ -54,8 +54,12 @@ _MONTHS = {
     for name in names.split()
 }
 _MONTH = "|".join(sorted(map(re.escape, _MONTHS), key=len, reverse=True))
-_DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}})\.?\s+(?:de\s+)?({_MONTH})\.?,?\s+(?:de\s+)?(\d{{4}})\b", re.I)
-_MONTH_DAY_YEAR = re.compile(rf"\b({_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.I)
+_DAY_MONTH_YEAR = re.compile(
+    rf"\b(\d{{1,2}})\.?\s+(?:de\s+)?({_MONTH})\.?,?\s+(?:de\s+)?(\d{{4}})\b", re.I
+)
+_MONTH_DAY_YEAR = re.compile(
+    rf"\b({_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.I
+)
 
 Parsed = datetime | date
 
@@ -74,14 +78,24 @@ def _offset(text: str | None) -> timezone | None:
 
 
 def _build(
-    year: str, month: str | int, day: str, hour: str | None = None, minute: str | None = None,
-    second: str | None = None, zone: str | None = None,
+    year: str,
+    month: str | int,
+    day: str,
+    hour: str | None = None,
+    minute: str | None = None,
+    second: str | None = None,
+    zone: str | None = None,
 ) -> Parsed | None:
     try:
         if hour is None:
             return date(int(year), int(month), int(day))
         return datetime(
-            int(year), int(month), int(day), int(hour), int(minute or 0), int(second or 0),
+            int(year),
+            int(month),
+            int(day),
+            int(hour),
+            int(minute or 0),
+            int(second or 0),
             tzinfo=_offset(zone),
         )
     except ValueError:  # 31 February, hour 25, ...
@@ -114,8 +128,11 @@ def find_date(text: str) -> Parsed | None:
     "3 May 2024" or "May 3, 2024" (month names in the main European languages)."""
     found: list[tuple[int, Parsed | None]] = []
     for pattern, order in (
-        (_ISO, "ymd"), (_SLASHED, "ymd"), (_DOTTED, "dmy"),
-        (_DAY_MONTH_YEAR, "dMy"), (_MONTH_DAY_YEAR, "Mdy"),
+        (_ISO, "ymd"),
+        (_SLASHED, "ymd"),
+        (_DOTTED, "dmy"),
+        (_DAY_MONTH_YEAR, "dMy"),
+        (_MONTH_DAY_YEAR, "Mdy"),
     ):
         match = pattern.search(text)
         if match is None:
@@ -142,4 +159,3 @@ def plausible(value: Parsed, now: datetime) -> bool:
         day = datetime(value.year, value.month, value.day)
     utc_now = now.astimezone(timezone.utc).replace(tzinfo=None) if now.tzinfo else now
     return day.date() >= EARLIEST and day <= utc_now + _LOCAL_AHEAD
-

@@ -15,15 +15,26 @@ import re
 from functools import cache
 from typing import Any
 
-__all__ = ["CONFIDENT", "bcp47", "detect_language", "detector_available"]
+__all__ = [
+    "CONFIDENT",
+    "bcp47",
+    "detect_language",
+    "detector_available",
+    "same_language",
+]
 
-#: Characters of text the detector reads (its estimate settles well before this).
-SAMPLE_CHARS = 2000
+#: Characters of text the detector reads (a few sentences settle langid's estimate; its
+#: byte loop is the cost).
+SAMPLE_CHARS = 600
 #: Text shorter than this is not enough to overrule a declaration.
 MIN_TEXT_CHARS = 200
 #: Probability (normalised over the model's languages) from which the text overrules a
 #: declaration.
 CONFIDENT = 0.9
+
+#: Languages the detector reports under their macrolanguage (langid's ``no`` covers
+#: Bokmål and Nynorsk; ``ms`` Malay and Indonesian are told apart).
+_MACROLANGUAGES = {"nb": "no", "nn": "no"}
 
 _TAG = re.compile(r"^([A-Za-z]{2,3})(?:[-_]([A-Za-z]{4}))?(?:[-_]([A-Za-z]{2}|\d{3}))?\b")
 
@@ -41,6 +52,13 @@ def bcp47(value: str | None) -> str | None:
     if region:
         parts.append(region.upper())
     return "-".join(parts)
+
+
+def same_language(tag: str, detected: str) -> bool:
+    """A BCP 47 tag and a detected ISO 639-1 code name the same language (``nb-NO`` and
+    ``no`` do)."""
+    primary = tag.split("-")[0].lower()
+    return _MACROLANGUAGES.get(primary, primary) == _MACROLANGUAGES.get(detected, detected)
 
 
 @cache

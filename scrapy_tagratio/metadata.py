@@ -23,17 +23,17 @@ from __future__ import annotations
 
 import json
 import re
-from html import unescape
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Literal
+from html import unescape
+from typing import Any, Literal, get_args
 from urllib.parse import urljoin, urlparse
 
 import numpy as np
 
 from .dates import Parsed, find_date, parse_date, plausible
-from .language import CONFIDENT, bcp47, detect_language
+from .language import CONFIDENT, bcp47, detect_language, same_language
 from .reader import PageEvents
 
 __all__ = ["SOURCES", "Metadata", "MetadataSource", "read_metadata"]
@@ -43,9 +43,7 @@ MetadataSource = Literal[
 ]
 #: Every source a value can come from, most trusted first (``title``: the ``<title>``
 #: element or the first ``<h1>``, the last resort for the headline).
-SOURCES: tuple[MetadataSource, ...] = (
-    "json-ld", "opengraph", "meta", "microdata", "byline", "time element", "text", "title",
-)
+SOURCES: tuple[MetadataSource, ...] = get_args(MetadataSource)
 
 
 @dataclass(frozen=True)
@@ -98,12 +96,26 @@ class Metadata:
 # ---------------------------------------------------------------------- JSON-LD
 #: schema.org types of an article's node (``*Article`` types are recognised by name).
 _ARTICLE_TYPES = frozenset(
-    {
-        "blogposting", "liveblogposting", "socialmediaposting", "discussionforumposting",
-        "report", "reportagenews", "analysisnewsarticle", "opinionnewsarticle",
-        "reviewnewsarticle", "backgroundnewsarticle", "scholarlyarticle", "techarticle",
-        "creativework", "videoobject", "recipe", "review", "qapage", "howto",
-    }
+    [
+        "blogposting",
+        "liveblogposting",
+        "socialmediaposting",
+        "discussionforumposting",
+        "report",
+        "reportagenews",
+        "analysisnewsarticle",
+        "opinionnewsarticle",
+        "reviewnewsarticle",
+        "backgroundnewsarticle",
+        "scholarlyarticle",
+        "techarticle",
+        "creativework",
+        "videoobject",
+        "recipe",
+        "review",
+        "qapage",
+        "howto",
+    ]
 )
 _PAGE_TYPES = frozenset({"webpage", "itempage", "aboutpage", "profilepage", "collectionpage"})
 _JSON_COMMENTS = re.compile(r"^\s*(?://\s*)?(?:<!\[CDATA\[|<!--)|(?://\s*)?(?:\]\]>|-->)\s*$")
@@ -217,7 +229,8 @@ _BY = re.compile(
     r"(?:by|von|par|por|di|da|door|av|af|przez|от|автор|tekst|text|texto|fotos?)\b[:\s]*",
     re.I,
 )
-_NAME_SEPARATORS = re.compile(r"\s*(?:,|;|\||/|&|\band\b|\bund\b|\bet\b|\by\b|\bog\b|\boch\b|\bi\b|\be\b)\s*")
+#: Between names: punctuation, and "and" in the languages of the development sets.
+_NAME_SEPARATORS = re.compile(r"\s*(?:[,;|/&]|\b(?:and|und|et|y|og|och|i|e)\b)\s*")
 _NOT_NAME = re.compile(
     r"https?://|www\.|@|\d{3}|\d{1,2}[:./]\d{1,2}|^(?:bild|foto|photo|image|credit)s?\b", re.I
 )
@@ -267,28 +280,23 @@ _OPENGRAPH = {
     "page_type": ("og:type",),
 }
 _META = {
-    "headline": (
-        "twitter:title", "citation_title", "dc.title", "dcterms.title", "parsely-title",
-        "sailthru.title", "headline",
-    ),
-    "published": (
-        "citation_publication_date", "citation_date", "citation_online_date",
-        "dc.date.issued", "dcterms.issued", "dc.date", "dcterms.date", "dcterms.created",
-        "parsely-pub-date", "sailthru.date", "article.published", "published_time",
-        "publishdate", "publish-date", "pubdate", "date", "datepublished", "og:pubdate",
-        "article_date_original", "cxenseparse:recs:publishtime", "pdate", "release_date",
-    ),
-    "modified": (
-        "dcterms.modified", "dc.date.modified", "article.updated", "lastmod",
-        "last-modified", "datemodified", "modified_time",
-    ),
-    "authors": (
-        "citation_author", "dc.creator", "dcterms.creator", "parsely-author",
-        "sailthru.author", "author", "byl", "article.author", "twitter:creator",
-    ),
-    "site_name": ("application-name", "publisher", "dc.publisher", "twitter:site"),
-    "description": ("description", "twitter:description", "dc.description"),
-    "image": ("twitter:image", "twitter:image:src", "thumbnail"),
+    name: tuple(keys.split())
+    for name, keys in {
+        "headline": """twitter:title citation_title dc.title dcterms.title parsely-title
+            sailthru.title headline""",
+        "published": """citation_publication_date citation_date citation_online_date
+            dc.date.issued dcterms.issued dc.date dcterms.date dcterms.created
+            parsely-pub-date sailthru.date article.published published_time publishdate
+            publish-date pubdate date datepublished og:pubdate article_date_original
+            cxenseparse:recs:publishtime pdate release_date""",
+        "modified": """dcterms.modified dc.date.modified article.updated lastmod
+            last-modified datemodified modified_time""",
+        "authors": """citation_author dc.creator dcterms.creator parsely-author
+            sailthru.author author byl article.author twitter:creator""",
+        "site_name": "application-name publisher dc.publisher twitter:site",
+        "description": "description twitter:description dc.description",
+        "image": "twitter:image twitter:image:src thumbnail",
+    }.items()
 }
 #: Meta keys declaring the language, after ``<html lang>``: Dublin Core, then OpenGraph's
 #: locale (often a template's default).
@@ -345,15 +353,29 @@ class _Article:
         return True
 
 
-def _article(page: PageEvents, content: np.ndarray | None, headline: str | None) -> _Article:
+def _first(tags: list[str], tag: str, count: int) -> list[int]:
+    """The first ``count`` elements named ``tag`` (``list.index`` scans at C speed)."""
+    found: list[int] = []
+    start = 0
+    while len(found) < count:
+        try:
+            start = tags.index(tag, start) + 1
+        except ValueError:
+            break
+        found.append(start - 1)
+    return found
+
+
+def _article(
+    page: PageEvents, content: np.ndarray | None, headline: str | None, headings: dict[int, str]
+) -> _Article:
     """The article's region (see :class:`_Article`). ``content``: page elements of the
-    main content, None when the algorithm has no DOM content."""
-    tags = page.tags
-    h1s = [i for i, tag in enumerate(tags) if tag == "h1"][:20]
+    main content, None when the algorithm has no DOM content; ``headings``: the first
+    ``<h1>`` elements and their text."""
     folded = _fold(headline or "")
-    heading = next((i for i in h1s if folded and _fold(page.text_under(i)) == folded), None)
-    if heading is None and h1s:
-        heading = h1s[0]
+    heading = next((i for i, text in headings.items() if folded and _fold(text) == folded), None)
+    if heading is None and headings:
+        heading = next(iter(headings))
     if content is not None and content.size:
         first, last = int(content[0]), int(content[-1])
         start = min(heading, first) if heading is not None and heading < first else first
@@ -457,8 +479,9 @@ def read_metadata(
     _from_json_ld(page, fields, titles, now)  # 1.
     _from_meta(metas, fields, titles, now)  # 2.-4.
     _canonical(page, fields)
-    headline = _headline(page, fields, titles, url)
-    article = _article(page, content, headline)
+    headings = {i: page.text_under(i) for i in _first(page.tags, "h1", _HEADINGS)}
+    headline = _headline(page, fields, titles, list(headings.values()), url)
+    article = _article(page, content, headline, headings)
     _microdata(page, fields, article, now)  # 4.
     _bylines(page, fields, article, url)  # 5.
     _times(page, fields, article, now)
@@ -533,8 +556,10 @@ def _from_meta(
 ) -> None:
     """Fields of OpenGraph, the other meta, and ``itemprop`` meta (microdata)."""
     tables: tuple[tuple[Mapping[str, tuple[str, ...]], MetadataSource, bool], ...] = (
-        (_OPENGRAPH, "opengraph", False), (_META, "meta", False),
-        (_OPENGRAPH, "microdata", True), (_META, "microdata", True),
+        (_OPENGRAPH, "opengraph", False),
+        (_META, "meta", False),
+        (_OPENGRAPH, "microdata", True),
+        (_META, "microdata", True),
     )
     for table, source, microdata in tables:
         for name, keys in table.items():
@@ -583,7 +608,11 @@ def _plausible(text: str | None, now: datetime) -> str | None:
 
 
 def _headline(
-    page: PageEvents, fields: _Fields, titles: list[tuple[str, MetadataSource]], url: str | None
+    page: PageEvents,
+    fields: _Fields,
+    titles: list[tuple[str, MetadataSource]],
+    headings: list[str],
+    url: str | None,
 ) -> str | None:
     """The headline: the most trusted source's title (JSON-LD, OpenGraph, meta; else the
     page's ``<title>`` and ``<h1>`` elements), without its site-name part. Within that
@@ -591,9 +620,7 @@ def _headline(
     ``og:title`` holding it) wins, else its first: so a JSON-LD ``headline`` that is a
     description (Wikipedia's) gives way to the node's ``name``, and an ``<h1>`` that is
     the site's logo to the ``<title>``."""
-    tags = page.tags
-    headings = [page.text_under(i) for i, tag in enumerate(tags) if tag == "h1"][:_HEADINGS]
-    html_title = page.text_under(tags.index("title")) if "title" in tags else ""
+    html_title = next((page.text_under(i) for i in _first(page.tags, "title", 1)), "")
     site_names = [fields.values.get("site_name") or "", *_host_names(url)]
     found = [*titles, (html_title, "title"), *((h, "title") for h in headings)]
     candidates = [
@@ -635,7 +662,9 @@ def _microdata(page: PageEvents, fields: _Fields, article: _Article, now: dateti
             key = "published" if prop == "datepublished" else "modified"
             fields.offer(key, _plausible(value or page.text_under(element), now), "microdata")
         elif prop == "author" and article.holds(element):
-            fields.offer("authors", split_names(page.text_under(element)[:_BYLINE_TEXT]), "microdata")
+            fields.offer(
+                "authors", split_names(page.text_under(element)[:_BYLINE_TEXT]), "microdata"
+            )
 
 
 def _bylines(page: PageEvents, fields: _Fields, article: _Article, url: str | None) -> None:
@@ -696,14 +725,17 @@ def _times(page: PageEvents, fields: _Fields, article: _Article, now: datetime) 
     for element in range(article.start, stop):
         hint = page.hints[element]
         if hint and _DATE_HINT.search(hint) and article.holds(element):
-            value = _plausible_value(find_date(page.text_under(element)[:_BYLINE_TEXT]), now)
-            if value:
-                fields.offer("published", value, "text")
+            written = _plausible_value(find_date(page.text_under(element)[:_BYLINE_TEXT]), now)
+            if written:
+                fields.offer("published", written, "text")
                 return
 
 
 def _language(
-    page: PageEvents, fields: _Fields, metas: Mapping[str, list[tuple[str, bool]]], text: str,
+    page: PageEvents,
+    fields: _Fields,
+    metas: Mapping[str, list[tuple[str, bool]]],
+    text: str,
     detect: bool,
 ) -> None:
     """The declared language (JSON-LD ``inLanguage``, ``<html lang>`` and
@@ -721,7 +753,7 @@ def _language(
     if detected is None:
         return
     language, probability = detected
-    declared = fields.values.get("language")
-    if declared is None or (declared.split("-")[0] != language and probability >= CONFIDENT):
+    chosen = fields.values.get("language")
+    if chosen is None or (not same_language(chosen, language) and probability >= CONFIDENT):
         fields.values["language"] = language
         fields.sources["language"] = "text"
