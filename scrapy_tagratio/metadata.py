@@ -26,6 +26,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import cached_property
 from html import unescape
 from typing import Any, Literal, get_args
 from urllib.parse import urljoin, urlparse
@@ -341,16 +342,24 @@ class _Article:
 
     def holds(self, element: int) -> bool:
         """``element`` is in the article and not inside a comment thread, a related list,
-        a footer, an aside or the like."""
-        if not self.start <= element < self.stop:
-            return False
-        page = self.page
-        node = element
-        while node >= self.start and node >= 0:
-            if page.tags[node] in _OFF_ARTICLE_TAGS or _OFF_ARTICLE.search(page.hints[node]):
-                return False
-            node = int(page.parent[node])
-        return True
+        a footer, an aside or the like (an element of the region so marked)."""
+        return self.start <= element < self.stop and not self._off[element - self.start]
+
+    @cached_property
+    def _off(self) -> np.ndarray:
+        """Per element of the region: it is inside an off-article element of the region
+        (subtrees marked by a difference array: no walk up the ancestors)."""
+        page, start, stop = self.page, self.start, self.stop
+        tags = page.tags[start:stop]
+        flagged = np.fromiter(map(_OFF_ARTICLE_TAGS.__contains__, tags), bool, len(tags))
+        hints = page.hints[start:stop]
+        for offset in np.flatnonzero(hints.astype(bool)).tolist():
+            flagged[offset] = flagged[offset] or bool(_OFF_ARTICLE.search(hints[offset]))
+        first = np.flatnonzero(flagged)
+        marks = np.zeros(stop - start + 1, dtype=np.int64)
+        np.add.at(marks, first, 1)
+        np.add.at(marks, np.minimum(page.end[first + start], stop) - start, -1)
+        return np.cumsum(marks[:-1]) > 0
 
 
 def _first(tags: list[str], tag: str, count: int) -> list[int]:
