@@ -713,11 +713,13 @@ def _byline_names(page: PageEvents, article: _Article) -> list[str]:
     return []
 
 
-_DATE_TEXT = re.compile(r"\b\d{1,4}[./-]\d{1,2}[./-]\d{1,4}\b.*$|\b\d{1,2}:\d{2}\b.*$")
+#: Where a byline's names end: a date or time, or a dot separating them from it.
+_BYLINE_END = re.compile(r"\d|\s[·•]\s")
 
 
 def _strip_dates(text: str) -> str:
-    return _DATE_TEXT.sub("", text).strip()
+    """A byline's text up to its date ("By A and B · 26 April 2024" -> "By A and B")."""
+    return _BYLINE_END.split(text, maxsplit=1)[0].strip()
 
 
 def _times(page: PageEvents, fields: _Fields, article: _Article, now: datetime) -> None:
