@@ -23,6 +23,8 @@ __all__ = ["markdown_of"]
 _HEADINGS = {f"h{level}": level for level in range(1, 7)}
 _EMPHASIS = {"em": "*", "i": "*", "strong": "**", "b": "**", "code": "`", "kbd": "`"}
 _CELLS = frozenset({"td", "th"})
+#: A table holding one of these lays the page out: its cells are read as blocks.
+_LAYOUT_SIGNS = ("table", "ul", "ol", "blockquote", "pre", "article", "section", *_HEADINGS)
 
 
 @dataclass
@@ -40,10 +42,19 @@ class _Writer:
     tables: int = 0
     rows: list[list[str]] = field(default_factory=list)
 
-    def flush(self) -> None:
-        """The inline text so far as one block (a heading, a list item, a paragraph)."""
+    def _take_inline(self) -> str:
+        """The inline text so far, emptied; the opening markers of emphasis still open are
+        dropped (emphasis does not run across blocks or table cells)."""
+        for _, start in reversed(self.emphasis):
+            del self.inline[start]
+        self.emphasis.clear()
         raw = "".join(self.inline)
         self.inline.clear()
+        return raw
+
+    def flush(self) -> None:
+        """The inline text so far as one block (a heading, a list item, a paragraph)."""
+        raw = self._take_inline()
         if self.pre:
             text = raw.strip("\n")
             if text.strip():
@@ -73,7 +84,7 @@ class _Writer:
             if not self.pre:
                 self.emphasis.append((_EMPHASIS[tag], len(self.inline)))
                 self.inline.append(_EMPHASIS[tag])
-        elif tag in BLOCK_TAGS or tag == "table":
+        elif tag in BLOCK_TAGS:
             self.flush()
             if tag in _HEADINGS:
                 self.heading = _HEADINGS[tag]
@@ -125,9 +136,9 @@ class _Writer:
             self.tables += 1
         elif self.tables == 1 and tag == "tr":
             self.rows.append([])
-            self.inline.clear()
+            self._take_inline()
         elif self.tables == 1 and tag in _CELLS:
-            self.inline.clear()
+            self._take_inline()
         elif tag in BLOCK_TAGS:
             self.inline.append(" ")
 
@@ -139,15 +150,15 @@ class _Writer:
         elif self.tables == 1 and tag in _CELLS:
             if not self.rows:
                 self.rows.append([])
-            cell = " ".join("".join(self.inline).split()).replace("|", "\\|")
+            cell = " ".join(self._take_inline().split()).replace("|", "\\|")
             self.rows[-1].append(cell)
-            self.inline.clear()
         elif tag in BLOCK_TAGS:
             self.inline.append(" ")
 
     def _write_table(self) -> None:
         rows = [row for row in self.rows if any(row)]
-        self.rows, self.inline = [], []
+        self.rows = []
+        self._take_inline()
         if not rows:
             return
         width = max(map(len, rows))
@@ -173,13 +184,40 @@ def markdown_of(document: Document, content: np.ndarray) -> str:
     as for :meth:`~.document.Document.text_of`), their ancestors giving the structure."""
     if not content.any():
         return ""
+    nodes = document.nodes
+    tags = nodes.tag
+    # Empty cells of kept rows hold no content but keep the columns in line.
+    cells = np.fromiter(map(_CELLS.__contains__, tags), bool, len(tags)) & (nodes.chars == 0)
+    content = content | (cells & nodes.with_ancestors(content)[np.maximum(nodes.parent, 0)])
+    layout = _layout_tables(document)
     writer = _Writer()
-    tags = document.nodes.tag
     for kind, node, text in document.content_events(content):
         if kind == EVENT_TEXT:
             writer.inline.append(text)
-        elif kind == EVENT_OPEN:
-            writer.open(tags[node])
         else:
-            writer.close(tags[node])
+            tag = "div" if layout[node] else tags[node]
+            (writer.open if kind == EVENT_OPEN else writer.close)(tag)
     return writer.markdown()
+
+
+def _layout_tables(document: Document) -> np.ndarray:
+    """Per node: a table that lays the page out rather than holding data (it holds
+    headings, lists, code or other tables, or has fewer than two rows or one cell a row),
+    outside any data table. Its rows and cells are read as blocks."""
+    nodes = document.nodes
+    tags = np.array(nodes.tag, dtype=object)
+    positions = np.arange(len(tags))
+
+    def inside(flags: np.ndarray) -> np.ndarray:
+        prefix = np.concatenate(([0], np.cumsum(flags)))
+        return prefix[nodes.end] - prefix[positions + 1]
+
+    tables = tags == "table"
+    rows = inside(tags == "tr")
+    data = (
+        tables
+        & (inside(np.isin(tags, _LAYOUT_SIGNS)) == 0)
+        & (rows >= 2)
+        & (inside(np.isin(tags, tuple(_CELLS))) > rows)
+    )
+    return tables & ~data & (nodes.nearest_ancestor(data) < 0)
