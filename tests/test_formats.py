@@ -7,15 +7,17 @@ Markdown wherever the extractor kept their text; on a constructed page, every co
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
 import numpy as np
 import pytest
+from badinput import cases
 from conftest import REPO
 from lxml import html as lxml_html
 
-from scrapy_tagratio import extract
+from scrapy_tagratio import ExtractionError, extract
 from scrapy_tagratio.__main__ import main
 from scrapy_tagratio.document import Document
 from scrapy_tagratio.formats import markdown_of
@@ -155,3 +157,20 @@ def test_cli_format_markdown(capsys: pytest.CaptureFixture[str]) -> None:
         "# Alderwick library reopens seven months after flood\n\n"
         "Children's room rebuilt and the local history collection saved.\n\n"
     )
+
+
+LIGHT_CASES = {name: case for name, case in cases().items() if not case.heavy}
+
+
+@pytest.mark.parametrize("case_name", sorted(LIGHT_CASES))
+def test_bad_input_gives_markdown_and_metadata_or_extraction_error(case_name: str) -> None:
+    case = LIGHT_CASES[case_name]
+    try:
+        result = extract(case.data, content_type=case.content_type, with_markdown=True)
+    except ExtractionError:
+        return
+    assert isinstance(result.markdown, str) and "\x00" not in result.markdown
+    if case.word is not None and case.word in result.text:
+        assert case.word in result.markdown
+    assert result.metadata is not None
+    json.dumps(result.metadata.to_dict())
