@@ -503,7 +503,8 @@ def test_spider_middleware_keeps_order_and_identity(
     article = run(response_with({EXTRACTION_META: extractions["article"]}))
     assert [id(o) for o in article] == [id(o) for o in outputs]
     assert article[0]["main_text"] == extractions["article"].text
-    assert article[2]["tagratio"] == extractions["article"].figures()
+    metadata = extractions["article"].metadata.to_dict()
+    assert article[2]["tagratio"] == {**extractions["article"].figures(), "metadata": metadata}
     # Overview page: items dropped and counted, the request goes on.
     front = run(response_with({EXTRACTION_META: extractions["front"]}))
     assert front == [outputs[1]]
