@@ -326,6 +326,8 @@ _OFF_ARTICLE = re.compile(
 _OFF_ARTICLE_TAGS = frozenset({"footer", "aside", "nav", "header", "form"})
 _BYLINE_HINT = re.compile(r"author|byline|\bby\b|writer|creator|reporter|autor|auteur")
 _DATE_HINT = re.compile(r"date|time|publish|posted|updated|datum|fecha")
+#: ``rel=author`` links read (a page with more is listing people, not naming its authors).
+_MAX_LINKED_AUTHORS = 10
 #: Elements after the headline searched for a byline, and characters of text read there.
 _BYLINE_REACH = 80
 _BYLINE_TEXT = 200
@@ -663,17 +665,23 @@ _HEADINGS = 5
 _MIN_HEADLINE = 8
 
 
+_ITEMPROP_FIELDS = {"datepublished": "published", "datemodified": "modified", "author": "authors"}
+
+
 def _microdata(page: PageEvents, fields: _Fields, article: _Article, now: datetime) -> None:
-    """``itemprop`` on elements: headline, author, dates (the first in the article)."""
+    """``itemprop`` on elements in the article: author and dates (the first of each; an
+    element's text is read only while its field is still open)."""
     for element, name, value in page.attributes.itemprops:
-        prop = name.strip().lower()
-        if prop in ("datepublished", "datemodified") and article.holds(element):
-            key = "published" if prop == "datepublished" else "modified"
+        if all(key in fields.values for key in _ITEMPROP_FIELDS.values()):
+            return
+        key = _ITEMPROP_FIELDS.get(name.strip().lower())
+        if key is None or key in fields.values or not article.holds(element):
+            continue
+        if key == "authors":
+            names = split_names(_strip_dates(page.text_under(element)[:_BYLINE_TEXT]))
+            fields.offer(key, names, "microdata")
+        else:
             fields.offer(key, _plausible(value or page.text_under(element), now), "microdata")
-        elif prop == "author" and article.holds(element):
-            fields.offer(
-                "authors", split_names(page.text_under(element)[:_BYLINE_TEXT]), "microdata"
-            )
 
 
 def _bylines(page: PageEvents, fields: _Fields, article: _Article, url: str | None) -> None:
@@ -697,7 +705,7 @@ def _linked_authors(page: PageEvents, article: _Article) -> list[str]:
         owner
         for rel, owner in zip(attributes.rels, attributes.rel_owners, strict=True)
         if page.tags[owner] == "a" and "author" in rel.lower().split() and article.holds(owner)
-    ]
+    ][:_MAX_LINKED_AUTHORS]
     return list(dict.fromkeys(n for owner in linked for n in split_names(page.text_under(owner))))
 
 
