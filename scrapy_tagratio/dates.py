@@ -18,7 +18,7 @@ import re
 from datetime import date, datetime, timedelta, timezone
 from email.utils import parsedate_to_datetime
 
-__all__ = ["Parsed", "find_date", "parse_date", "plausible"]
+__all__ = ["MONTH_NAMES", "Parsed", "find_date", "parse_date", "plausible"]
 
 #: The earliest plausible publication date.
 EARLIEST = date(1995, 1, 1)
@@ -53,12 +53,13 @@ _MONTHS = {
     )
     for name in names.split()
 }
-_MONTH = "|".join(sorted(map(re.escape, _MONTHS), key=len, reverse=True))
+#: Month names and abbreviations as a regex alternation, longest first.
+MONTH_NAMES = "|".join(sorted(map(re.escape, _MONTHS), key=len, reverse=True))
 _DAY_MONTH_YEAR = re.compile(
-    rf"\b(\d{{1,2}})\.?\s+(?:de\s+)?({_MONTH})\.?,?\s+(?:de\s+)?(\d{{4}})\b", re.I
+    rf"\b(\d{{1,2}})\.?\s+(?:de\s+)?({MONTH_NAMES})\.?,?\s+(?:de\s+)?(\d{{4}})\b", re.I
 )
 _MONTH_DAY_YEAR = re.compile(
-    rf"\b({_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.I
+    rf"\b({MONTH_NAMES})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.I
 )
 
 Parsed = datetime | date

@@ -33,7 +33,7 @@ from urllib.parse import urljoin, urlparse
 
 import numpy as np
 
-from .dates import Parsed, find_date, parse_date, plausible
+from .dates import MONTH_NAMES, Parsed, find_date, parse_date, plausible
 from .language import CONFIDENT, bcp47, detect_language, same_language
 from .reader import PageEvents
 
@@ -325,7 +325,9 @@ _OFF_ARTICLE = re.compile(
 )
 _OFF_ARTICLE_TAGS = frozenset({"footer", "aside", "nav", "header", "form"})
 _BYLINE_HINT = re.compile(r"author|byline|\bby\b|writer|creator|reporter|autor|auteur")
-_DATE_HINT = re.compile(r"date|time|publish|posted|updated|datum|fecha")
+_DATE_HINT = r"date|time|publish|posted|updated|datum|fecha"
+#: Elements whose text may give the date: date-hinted ones and bylines.
+_DATED = re.compile(f"{_DATE_HINT}|{_BYLINE_HINT.pattern}")
 #: ``rel=author`` links read (a page with more is listing people, not naming its authors).
 _MAX_LINKED_AUTHORS = 10
 #: Elements after the headline searched for a byline, and characters of text read there.
@@ -721,8 +723,9 @@ def _byline_names(page: PageEvents, article: _Article) -> list[str]:
     return []
 
 
-#: Where a byline's names end: a date or time, or a dot separating them from it.
-_BYLINE_END = re.compile(r"\d|\s[·•]\s")
+#: Where a byline's names end: a date or time ("3 May", "May 3", "03.05."), or a dot
+#: separating them from it.
+_BYLINE_END = re.compile(rf"\d|\s[·•]\s|\b(?:{MONTH_NAMES})\.?\s+\d", re.I)
 
 
 def _strip_dates(text: str) -> str:
@@ -732,7 +735,7 @@ def _strip_dates(text: str) -> str:
 
 def _times(page: PageEvents, fields: _Fields, article: _Article, now: datetime) -> None:
     """``<time datetime>`` in the article (the first plausible one), then a date written
-    in a date-hinted element next to the headline."""
+    in a date-hinted or byline element next to the headline."""
     for element, value in page.attributes.datetimes:
         if article.holds(element):
             fields.offer("published", _plausible(value, now), "time element")
@@ -743,7 +746,7 @@ def _times(page: PageEvents, fields: _Fields, article: _Article, now: datetime) 
     stop = min(article.stop, article.start + _BYLINE_REACH)
     for element in range(article.start, stop):
         hint = page.hints[element]
-        if hint and _DATE_HINT.search(hint) and article.holds(element):
+        if hint and _DATED.search(hint) and article.holds(element):
             written = _plausible_value(find_date(page.text_under(element)[:_BYLINE_TEXT]), now)
             if written:
                 fields.offer("published", written, "text")
