@@ -243,3 +243,17 @@ def test_real_pages_against_their_gold(
         assert [fold(a) for a in found.authors] == [fold(a) for a in gold["authors"]]
     if "published" in checked:
         assert same_day(gold["published"], found.published)
+
+
+def test_cli_json_carries_the_metadata(capsys: pytest.CaptureFixture[str]) -> None:
+    from conftest import REPO
+
+    from scrapy_tagratio.__main__ import main
+
+    page = str(REPO / "example_project" / "site" / "local" / "library-reopens.html")
+    assert main(["extract", page, "-f", "json"]) == 0
+    found = json.loads(capsys.readouterr().out)["metadata"]
+    assert found["headline"] == "Alderwick library reopens seven months after flood"
+    assert (found["authors"], found["published"]) == (["Daniel Okafor"], "2024-04-26")
+    assert main(["extract", page, "-f", "json", "--no-metadata"]) == 0
+    assert json.loads(capsys.readouterr().out)["metadata"] is None
