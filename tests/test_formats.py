@@ -37,6 +37,9 @@ def unmarked(line: str) -> str:
     return words(re.sub(r"\*\*|\*|`", "", re.sub(r"^(?:> )+", "", line)))
 
 
+_LIST_ITEM = re.compile(r"(?:-|\d+\.) (.*)")
+
+
 def structure(html: bytes, url: str | None) -> dict[str, tuple[int, int]]:
     """(found in the Markdown, kept by the extractor) for the page's headings, list items
     (without nested blocks, outside tables) and the first rows of its data tables."""
@@ -62,12 +65,10 @@ def structure(html: bytes, url: str | None) -> dict[str, tuple[int, int]]:
         cells = [words(c.text_content()) for c in first[0].xpath("./td|./th")] if first else []
         if len(cells) > 1 and all(c in kept_lines for c in cells if c) and any(cells):
             rows.append(unmarked("| " + " | ".join(cells)))
+    listed = {m.group(1) for m in map(_LIST_ITEM.fullmatch, lines) if m}
     return {
         "headings": (sum(f"{'#' * n} {t}" in lines for n, t in headings), len(headings)),
-        "items": (
-            sum(any(re.fullmatch(rf"(?:-|\d+\.) {re.escape(t)}", m) for m in lines) for t in items),
-            len(items),
-        ),
+        "items": (sum(t in listed for t in items), len(items)),
         "tables": (sum(any(m.startswith(row) for m in lines) for row in rows), len(rows)),
     }
 
