@@ -323,7 +323,8 @@ _OFF_ARTICLE = re.compile(
     r"comment|related|recommend|footer|sidebar|teaser|more-?(?:news|stories|articles)|"
     r"newsletter|promo|trending|popular|widget|breadcrumb|\bnav|menu|social|share",
 )
-_OFF_ARTICLE_TAGS = frozenset({"footer", "aside", "nav", "header", "form"})
+#: (Not ``header``: an article's own header holds its byline and date.)
+_OFF_ARTICLE_TAGS = frozenset({"footer", "aside", "nav", "form"})
 _BYLINE_HINT = re.compile(r"author|byline|\bby\b|writer|creator|reporter|autor|auteur")
 _DATE_HINT = r"date|time|publish|posted|updated|datum|fecha"
 #: Elements whose text may give the date: date-hinted ones and bylines.
@@ -391,10 +392,9 @@ def _article(
         heading = next(iter(headings))
     if content is not None and content.size:
         first, last = int(content[0]), int(content[-1])
-        start = min(heading, first) if heading is not None and heading < first else first
+        start = heading if heading is not None and heading < first else first
         return _Article(page, start, int(page.end[last]))
-    start = heading if heading is not None else 0
-    return _Article(page, start, len(page) if heading is None else int(page.end[0]))
+    return _Article(page, heading if heading is not None else 0, len(page))
 
 
 # ---------------------------------------------------------------------- headline

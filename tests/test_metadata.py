@@ -97,6 +97,10 @@ def test_dates_of_comments_related_lists_and_footers_do_not_win() -> None:
     found = metadata(page(before=byline, after=elsewhere))
     assert (found.published, found.sources["published"]) == ("2024-05-03", "time element")
     assert found.authors == ("Ann Lee",)
+    # The article's own <header> holds its byline and time.
+    header = '<header><p class="byline">By Ann Lee</p><time datetime="2024-05-04">4 May</time>'
+    found = metadata(page(before=header + "</header>", after=elsewhere))
+    assert (found.authors, found.published) == (("Ann Lee",), "2024-05-04")
     # A byline written out: the names end where the date starts, and the date is read.
     found = metadata(page(before='<div class="byline">By Ann Lee May 3, 2024 9:00 AM</div>'))
     assert (found.authors, found.published) == (("Ann Lee",), "2024-05-03")
