@@ -111,9 +111,7 @@ def test_crawled_items_carry_metadata_and_the_chosen_format(
     results = run_crawls(
         [
             spec("default", site),
-            spec(
-                "markdown", site, TAGRATIO_TEXT_FORMAT="markdown", TAGRATIO_METADATA_FIELD="meta"
-            ),
+            spec("markdown", site, TAGRATIO_TEXT_FORMAT="markdown", TAGRATIO_METADATA_FIELD="meta"),
             spec("html-no-metadata", site, TAGRATIO_TEXT_FORMAT="html", TAGRATIO_METADATA=False),
         ]
     )
