@@ -188,19 +188,31 @@ def annotate(
                 "error": dict(error or {}),
             },
             settings.html_field: None,
+            settings.metadata_field or "": None,
         }
     else:
         scores = extraction.figures()
         if settings.attach_blocks:
             scores["blocks"] = extraction.to_dict(html=False)["blocks"]
+        metadata = extraction.metadata.to_dict() if extraction.metadata is not None else None
+        if settings.metadata and not settings.metadata_field:
+            scores["metadata"] = metadata
         values = {
-            settings.text_field: extraction.text,
+            settings.text_field: _formatted_text(extraction, settings.text_format),
             settings.scores_field: scores,
             settings.html_field: extraction.html,
+            settings.metadata_field or "": metadata,
         }
     for field in settings.item_fields:
         adapter[field] = values[field]
     return ()
+
+
+def _formatted_text(extraction: Extraction, text_format: str) -> str:
+    """The main content in the TAGRATIO_TEXT_FORMAT; plain text where the algorithm marks
+    no elements to build HTML or Markdown from (CETR, CCB)."""
+    formatted = {"markdown": extraction.markdown, "html": extraction.html}.get(text_format)
+    return formatted if formatted is not None else extraction.text
 
 
 _MISSING: dict[tuple[type, tuple[str, ...]], tuple[str, ...]] = {}
@@ -241,6 +253,7 @@ def attach(
         settings.text_field: "TAGRATIO_TEXT_FIELD",
         settings.scores_field: "TAGRATIO_SCORES_FIELD",
         settings.html_field: "TAGRATIO_HTML_FIELD",
+        settings.metadata_field or "": "TAGRATIO_METADATA_FIELD",
     }
     logger.warning(
         "Items of class %s.%s pass without the main text and scores: the class has no "

@@ -56,8 +56,13 @@ class ExtractionOptions:
     #: Keep per-block scores in the Extraction (arrays over every block: dropped unless
     #: asked for, so they are not pickled back from workers or kept in request meta).
     keep_blocks: bool = False
-    #: Build the cleaned HTML (only when TAGRATIO_ATTACH_HTML asks for it).
+    #: Build the cleaned HTML (only when TAGRATIO_ATTACH_HTML or the text format asks
+    #: for it).
     keep_html: bool = False
+    #: Build the Markdown (TAGRATIO_TEXT_FORMAT = "markdown").
+    keep_markdown: bool = False
+    #: Read the page's metadata (TAGRATIO_METADATA).
+    metadata: bool = True
 
 
 @dataclass(frozen=True)
@@ -102,6 +107,8 @@ def run_extraction(
             time_budget=options.time_budget,
             overview=options.detector,
             with_html=options.keep_html,
+            with_markdown=options.keep_markdown,
+            metadata=options.metadata,
         )
     except ExtractionError as exc:
         elapsed = time.perf_counter() - start
@@ -195,6 +202,10 @@ def _worker_main(conn: Connection) -> None:
     pages it is sent until it gets ``None`` or its pipe closes (the crawl process ended
     or let it go: it exits quietly)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the crawl's to handle
+    # Load what the first page would load lazily (models, metadata readers), so that
+    # TAGRATIO_WORKER_TIMEOUT measures pages, not the worker's start.
+    with contextlib.suppress(Exception):
+        extract("<html><body><p>Warm-up paragraph of a worker.</p></body></html>")
     with contextlib.suppress(EOFError, OSError):
         conn.send(os.getpid())
         while (task := conn.recv()) is not None:
