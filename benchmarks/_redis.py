@@ -55,13 +55,16 @@ def redis_server(timeout: float = 10.0) -> Iterator[str]:
     binary = find_redis_server()
     with tempfile.TemporaryDirectory(prefix="tagratio-redis-") as folder:
         port = _free_port()
-        proc = subprocess.Popen(
-            [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", folder, "--daemonize", "no",
-             "--loglevel", "warning", "--logfile", str(Path(folder) / "redis.log")],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )  # fmt: skip
+        try:
+            proc = subprocess.Popen(
+                [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                 "--appendonly", "no", "--dir", folder, "--daemonize", "no",
+                 "--loglevel", "warning", "--logfile", str(Path(folder) / "redis.log")],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )  # fmt: skip
+        except OSError as exc:
+            raise RedisUnavailable(f"{binary} could not be run: {exc}") from None
         url = f"redis://127.0.0.1:{port}/0"
         try:
             client = redis.Redis.from_url(url)
