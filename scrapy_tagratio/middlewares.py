@@ -12,7 +12,10 @@ A response flows downloader middleware -> callback -> spider middleware:
 * :class:`TagRatioSpiderMiddleware` sets the main text and the scores on every item the
   callback yields for that response (sync and async callbacks alike), and with ``"drop"``
   (the default) drops the items of an overview page while its requests go out, so a crawl
-  keeps discovering articles through home pages and section fronts.
+  keeps discovering articles through home pages and section fronts. It strips the
+  extraction (and error record) from the requests the callback yields: meta copied with
+  ``response.follow(..., meta=response.meta)`` would otherwise carry the parent page's
+  :class:`~scrapy_tagratio.Extraction` into memory queues, JOBDIR or a scrapy-redis queue.
 
 Stats are integers (scrapy-redis's ``RedisStatsCollector`` adds them up in Redis):
 
@@ -243,7 +246,8 @@ class TagRatioDownloaderMiddleware:
 
 class TagRatioSpiderMiddleware(BaseSpiderMiddleware):
     """Attaches the extraction to items and drops overview pages' items; see the module
-    docstring. Requests and the order of the callback's output are left as they are.
+    docstring. The order of the callback's output is left as it is; requests only lose
+    the extraction in their meta.
 
     Items that carry their own HTML in ``TAGRATIO_SOURCE_FIELD`` are left to the pipeline.
     """
@@ -256,6 +260,20 @@ class TagRatioSpiderMiddleware(BaseSpiderMiddleware):
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> TagRatioSpiderMiddleware:
         return cls(crawler, enabled_settings(crawler))
+
+    def get_processed_request(self, request: Request, response: Response | None) -> Request:
+        """The request without the parent page's extraction in its meta; the callback's
+        ``response.meta`` keeps it (a re-yielded ``response.request``, whose meta *is*
+        ``response.meta``, is replaced by a copy first)."""
+        meta = request.meta
+        if EXTRACTION_META not in meta and ERROR_META not in meta:
+            return request
+        if response is not None and meta is response.meta:
+            request = request.replace()
+            meta = request.meta
+        meta.pop(EXTRACTION_META, None)
+        meta.pop(ERROR_META, None)
+        return request
 
     def get_processed_item(self, item: Any, response: Response | None) -> Any:
         if response is None or not ItemAdapter.is_item(item):
