@@ -153,16 +153,14 @@ def test_two_processes_share_one_crawl(
 
 # ---------------------------------------------------------------------- spiders, stats
 class FollowSpider(scrapy.Spider):
-    """From the home page, one item per page and every link of the site followed, the
-    children either with fresh meta or with a copy of the page's meta (a common way of
-    passing data down, ``response.follow(url, meta=response.meta)``)."""
+    """From the home page, one item per page and every link of the site followed with a
+    copy of the page's meta (a common way of passing data down to child requests)."""
 
     name = "follow"
 
-    def __init__(self, base_url: str, copy_meta: bool = False, **kwargs: Any) -> None:
+    def __init__(self, base_url: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.base_url = base_url
-        self.copy_meta = copy_meta
 
     async def start(self) -> Any:
         yield Request(self.base_url + "/index.html")
@@ -172,7 +170,7 @@ class FollowSpider(scrapy.Spider):
         for href in response.css("a::attr(href)").getall():
             url = response.urljoin(href).split("#", 1)[0]
             if url.startswith(self.base_url) and url.endswith(".html"):
-                yield response.follow(url, meta=dict(response.meta) if self.copy_meta else None)
+                yield response.follow(url, meta=response.meta)
 
 
 class _CountingServer:
@@ -342,20 +340,7 @@ def dumps(request: dict[str, Any]) -> bytes:
 loads = picklecompat.loads
 
 
-COPIED_META_NEEDS_STRIPPING = pytest.mark.xfail(
-    strict=True,
-    reason="the parent's Extraction rides along in copied meta until the spider middleware "
-    "strips it from child requests (branch scrapy)",
-)
-
-
-@pytest.mark.parametrize(
-    "copy_meta",
-    [False, pytest.param(True, marks=COPIED_META_NEEDS_STRIPPING)],
-    ids=["fresh-meta", "copied-meta"],
-)
 def test_queued_requests_do_not_grow_with_the_plugin(
-    copy_meta: bool,
     site: LocalSite,
     redis_url: str,
     db: Any,
@@ -364,7 +349,8 @@ def test_queued_requests_do_not_grow_with_the_plugin(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The same crawl through the Redis queue with the plugin off and on: every queued
-    request has the same serialised size (nothing of an extraction travels in it)."""
+    request has the same serialised size, though each carries a copy of its parent's meta
+    (nothing of an extraction travels in it)."""
     sizes: dict[str, dict[str, int]] = {}
     for label, plugin in (("off", {}), ("on", ADDON)):
         db.flushdb()
@@ -377,7 +363,7 @@ def test_queued_requests_do_not_grow_with_the_plugin(
             "SCHEDULER_SERIALIZER": "test_redis",
             "CONCURRENT_REQUESTS": 1,
         }
-        args = {"base_url": site.base_url, "copy_meta": copy_meta}
+        args = {"base_url": site.base_url}
         result = run_crawls([CrawlSpec(label, "test_redis:FollowSpider", settings, args)])
         assert result[label].error is None
         sizes[label] = dict(json.loads(line) for line in record.read_text().splitlines())
