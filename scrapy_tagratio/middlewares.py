@@ -28,8 +28,8 @@ Stats are integers (scrapy-redis's ``RedisStatsCollector`` adds them up in Redis
   ``worker_crashed``, or the exception class of a bug;
 * ``tagratio/extraction_time_us`` (total) and ``tagratio/extraction_time_max_us``.
 
-Under scrapy-redis's stats collector they are written once per response
-(:mod:`scrapy_tagratio.stats`).
+Under scrapy-redis's stats collector they are gathered and written at most once per
+response (:mod:`scrapy_tagratio.stats`).
 
 The loggers are under ``scrapy_tagratio``.
 """

@@ -3,10 +3,11 @@
 Scrapy's in-memory stats collector is updated at once: a call costs nothing. Under
 scrapy-redis's ``RedisStatsCollector`` (one Redis hash shared by every process of a
 crawl) each ``inc_value`` costs two or three round trips and each ``max_value`` three,
-so a page would cost about nine. There the counters of a crawler are gathered in memory
-and written once per downloaded response (on ``response_received``) and when the spider
-closes: one ``MULTI``/``EXEC`` with an ``HINCRBY`` per counter and a server-side maximum
-per maximum, so at most one round trip per page, however many processes share the hash.
+and a page touches several counters. There the counters of a crawler are gathered in
+memory and written on ``response_received`` (when any were gathered since the last write)
+and when the spider closes: one ``MULTI``/``EXEC`` with an ``HINCRBY`` per counter and a
+server-side maximum per maximum, so at most one round trip per page (responses that
+arrive together share one), however many processes share the hash.
 
 A maximum is kept by a Lua script run inside Redis (read, compare and write in one step),
 not by the collector's read-then-write ``max_value``, which loses the larger value when two
