@@ -13,6 +13,7 @@ import asyncio
 import json
 import os
 import pickle
+import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -373,3 +374,14 @@ def test_queued_requests_do_not_grow_with_the_plugin(
         sizes[label] = dict(json.loads(line) for line in record.read_text().splitlines())
     assert len(sizes["off"]) == len(ARTICLES) + len(OVERVIEWS)
     assert sizes["on"] == sizes["off"]
+
+
+@pytest.mark.parametrize("value", ["soon", -1, "nan"])
+def test_wait_for_peers_names_a_bad_timeout(value: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(EXAMPLE))
+    from newsdemo.extensions import WaitForPeers
+
+    crawler = get_crawler(settings_dict={"PEERS_IDLE_TIMEOUT": value})
+    message = f"PEERS_IDLE_TIMEOUT must be a number of seconds >= 0; got {value!r}"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        WaitForPeers.from_crawler(crawler)
