@@ -23,8 +23,9 @@ REDIS_URL = "redis://127.0.0.1:6379/0"  # override per host: -s REDIS_URL=redis:
 # processes are still using: they stay in Redis until deleted (see README.md).
 SCHEDULER_PERSIST = True
 
-# A process whose share of the queue is momentarily empty (another one is still fetching
-# the page that will add links) waits this many seconds for new requests before it stops.
+# WaitForPeers (newsdemo/extensions.py): a process whose share of the queue is empty for a
+# moment (another one is still fetching the page that will add links) waits up to
+# PEERS_IDLE_TIMEOUT seconds for new requests before it stops.
 # LogStats is off: with scrapy-redis 0.9.1's collector it fails when the spider closes
 # (the start time is stored as a float and read back with int(): rmax/scrapy-redis#303).
 # The running totals are in Redis: redis-cli hgetall news:stats.
