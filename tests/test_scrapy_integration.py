@@ -502,7 +502,7 @@ def test_spider_middleware_keeps_order_and_identity(
     # Overview page: items dropped and counted, the request goes on.
     front = run(response_with({EXTRACTION_META: extractions["front"]}))
     assert front == [outputs[1]]
-    assert mw.stats.get_value("tagratio/items_dropped") == 3
+    assert mw.crawler.stats.get_value("tagratio/items_dropped") == 3
 
 
 def test_spider_middleware_error_record_and_field_renames(extractions: dict[str, Any]) -> None:
