@@ -14,6 +14,7 @@ import json
 import os
 import pickle
 import re
+import socket
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -288,6 +289,31 @@ def test_counters_and_maxima_of_two_processes_add_up_in_redis(redis_url: str, db
     memory.inc_value("tagratio/pages_extracted")
     assert not memory.batched
     assert memory.stats.get_value("tagratio/pages_extracted") == 1
+
+
+def test_counters_survive_a_failed_write(
+    redis_url: str, db: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Redis unreachable at a write: the error is logged, the counters are kept and go out
+    with the next write once Redis answers again."""
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        dead_url = f"redis://127.0.0.1:{sock.getsockname()[1]}/0"
+    settings = {"STATS_CLASS": "scrapy_redis.stats.RedisStatsCollector", "REDIS_URL": dead_url}
+    crawler = get_crawler(settings_dict=settings)
+    batch = batched_stats(crawler)
+    batch.inc_value("tagratio/pages_extracted", 2)
+    batch.max_value("tagratio/extraction_time_max_us", 70)
+    batch.flush()
+    assert "Could not write the tagratio/ stats to Redis" in caplog.text
+    crawler.stats.server = redis.Redis.from_url(redis_url)  # type: ignore[union-attr]
+    batch.inc_value("tagratio/pages_extracted")
+    batch.flush()
+    key = crawler.stats._get_key()  # type: ignore[union-attr]
+    assert db.hgetall(key) == {
+        "tagratio/pages_extracted": "3",
+        "tagratio/extraction_time_max_us": "70",
+    }
 
 
 # ---------------------------------------------------------------------- what travels
