@@ -41,6 +41,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -191,23 +192,27 @@ def run_crawls(
 ) -> dict[str, Any]:
     """``processes`` crawl subprocesses started at one moment; their combined figures."""
     command = [sys.executable, __file__, "--crawl", base_url, str(count), json.dumps(settings)]
-    procs = [
-        subprocess.Popen(command, stdin=PIPE, stdout=PIPE, stderr=PIPE, text=True, env=env)
-        for _ in range(processes)
-    ]
-    for proc in procs:  # wait until every process has its spider open
-        assert proc.stdout is not None
-        proc.stdout.readline()
-    for proc in procs:  # then go, all at once
-        assert proc.stdin is not None
-        proc.stdin.write("go\n")
-        proc.stdin.flush()
-    results = []
-    for proc in procs:
-        out, err = proc.communicate()
-        if proc.returncode != 0:
-            sys.exit(f"crawl failed\n{err[-3000:]}")
-        results.append(json.loads(out.strip().splitlines()[-1]))
+    # Logs go to files: a pipe nobody reads while the crawls run could fill and block them.
+    with ExitStack() as files:
+        logs = [files.enter_context(tempfile.TemporaryFile("w+")) for _ in range(processes)]
+        procs = [
+            subprocess.Popen(command, stdin=PIPE, stdout=PIPE, stderr=log, text=True, env=env)
+            for log in logs
+        ]
+        for proc in procs:  # wait until every process has its spider open
+            assert proc.stdout is not None
+            proc.stdout.readline()
+        for proc in procs:  # then go, all at once
+            assert proc.stdin is not None
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+        results = []
+        for proc, log in zip(procs, logs, strict=True):
+            out, _ = proc.communicate()
+            if proc.returncode != 0:
+                log.seek(0)
+                sys.exit(f"crawl failed\n{log.read()[-3000:]}")
+            results.append(json.loads(out.strip().splitlines()[-1]))
     items = sum(r["items"] for r in results)
     busy = [r for r in results if r["items"]]
     window = max(r["last_item"] for r in busy) - min(r["first_response"] for r in busy)
