@@ -135,7 +135,8 @@ def test_two_processes_share_one_crawl(
     for item in (item for part in parts for item in part):
         assert item["tagratio"]["is_overview"] is False
         page = article_at[item["url"]].read_bytes()
-        assert item["main_text"] == extract(page, url=item["url"]).text
+        # The example project asks for Markdown (TAGRATIO_TEXT_FORMAT).
+        assert item["main_text"] == extract(page, url=item["url"], with_markdown=True).markdown
     # Both processes did work.
     assert all(parts), [len(part) for part in parts]
 
@@ -335,6 +336,7 @@ def test_meta_and_items_pickle_and_export_to_json(algorithm: str) -> None:
             "TAGRATIO_OVERVIEW_ACTION": "tag",
             "TAGRATIO_ATTACH_HTML": True,
             "TAGRATIO_ATTACH_BLOCKS": True,
+            "TAGRATIO_TEXT_FORMAT": "markdown",
         }
     )
     downloader = TagRatioDownloaderMiddleware.from_crawler(crawler)
