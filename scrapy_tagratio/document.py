@@ -61,7 +61,7 @@ SKIPPED_TAGS = frozenset(
     {
         "script", "style", "noscript", "template", "head", "title", "meta", "link", "base",
         "iframe", "object", "embed", "svg", "math", "canvas", "audio", "video", "source",
-        "track", "map", "param", "frameset", "frame", "dialog",
+        "track", "map", "param", "frameset", "frame", "dialog", "textarea",
     }
 )
 #: Elements laid out as blocks: text of neighbouring blocks is separated by a newline.
@@ -91,6 +91,8 @@ _BINARY_SIGNATURES: tuple[tuple[bytes, str], ...] = (
     (b"wOFF", "web font"),
 )
 _CONTROL_BYTES = bytes(range(0, 9)) + bytes(range(14, 32))
+#: Single-byte charsets (as w3lib names them) that are mistaken declarations of UTF-8.
+_LEGACY_CHARSET = re.compile(r"(?:cp125\d|iso8859-\d+|latin-?1|windows-125\d|ascii)$", re.I)
 
 
 
@@ -393,7 +395,16 @@ def _refuse_binary(data: bytes) -> None:
 
 
 def _decode(data: bytes, content_type: str | None) -> str:
-    _, text = html_to_unicode(content_type, data, auto_detect_fun=_detect_encoding)
+    """As Scrapy decodes, except that bytes declared in a legacy single-byte charset
+    that are valid UTF-8 (and not ASCII) are read as UTF-8: re-encoded saves and
+    misconfigured servers declare latin-1 over UTF-8, and trusting them gives mojibake
+    ("Ã©" for "é"); real latin-1 text is almost never valid UTF-8."""
+    encoding, text = html_to_unicode(content_type, data, auto_detect_fun=_detect_encoding)
+    if _LEGACY_CHARSET.match(encoding) and not data.isascii():
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
     return text
 
 
@@ -497,7 +508,7 @@ class Document:
         if noscripts:
             holds = np.fromiter(map(_BLOCK_CONTENT_TAGS.__contains__, tags), bool, n)
             skip[noscripts] = _subtree_sum(end, holds)[noscripts] == 0
-        skip[page.attributes.hidden] = True
+        skip[_hidden_to_skip(page, body)] = True
         skip[body] = False
         positions = np.arange(n)
         in_body = (positions >= body) & (positions < end[body])
@@ -606,6 +617,22 @@ class Document:
             parts.append("\n".join(filter(None, map(str.strip, text.split(_BREAK)))))
         return "\n".join(filter(None, parts))
 
+    def block_texts(self, blocks: np.ndarray) -> list[str]:
+        """Per node of ``blocks``, the text its layout block owns (the pieces whose
+        element's nearest block, :attr:`NodeTable.block`, it is), white space collapsed:
+        every block of a page in one pass (the training script labels them one by one)."""
+        walk = self._walk
+        text_events = np.flatnonzero(walk.kinds == EVENT_TEXT)
+        block_of = walk.table.block[walk.owners[text_events]]
+        order = np.argsort(block_of, kind="stable")
+        pieces, block_of = walk.piece[text_events][order], block_of[order]
+        starts = np.searchsorted(block_of, blocks).tolist()
+        ends = np.searchsorted(block_of, blocks, side="right").tolist()
+        return [
+            " ".join("".join(walk.pieces[pieces[start:end]].tolist()).split())
+            for start, end in zip(starts, ends, strict=True)
+        ]
+
     def html_of(self, content: np.ndarray) -> str:
         """Cleaned HTML of the marked elements with their ancestors: tags without attributes
         (except ``href``, ``src`` and ``alt``), text of marked elements only."""
@@ -704,6 +731,23 @@ class Document:
             tag_names=tuple(map(str.lower, _SOURCE_TAG.findall(cleaned))),
             code_points=codes,
         )
+
+
+def _hidden_to_skip(page: PageEvents, body: int) -> list[int]:
+    """The hidden elements to clean away: all but those holding most of the body's text.
+    Scripts reveal such an element (React streaming puts the rendered page in
+    ``<div hidden id="S:0">`` and swaps it in): hiding it would leave a loading notice."""
+    hidden = page.attributes.hidden
+    if not hidden:
+        return hidden
+    is_text = page.kinds == EVENT_TEXT
+    lengths = np.fromiter(map(len, page.texts), np.int64, len(page.texts))
+    owners = page.nodes[is_text]
+    own = np.bincount(
+        owners[owners >= 0], weights=lengths[page.pieces[is_text]][owners >= 0], minlength=len(page)
+    )
+    text = _subtree_sum(page.end, own)
+    return [i for i in hidden if 2 * text[i] <= text[body]]
 
 
 def _body(page: PageEvents) -> int:
