@@ -36,6 +36,9 @@ Stats are integers (scrapy-redis's ``RedisStatsCollector`` adds them up in Redis
   ``worker_crashed``, ``worker_timeout``, or the exception class of a bug;
 * ``tagratio/extraction_time_us`` (total) and ``tagratio/extraction_time_max_us``.
 
+Under scrapy-redis's stats collector they are gathered and written at most once per
+response (:mod:`scrapy_tagratio.stats`).
+
 The loggers are under ``scrapy_tagratio``.
 """
 
@@ -57,10 +60,10 @@ from .pool import SKIP_KINDS, ExtractionPool, Outcome
 from .result import Extraction
 from .settings import SettingsError, TagRatioSettings
 from .startup import report_bad_settings, report_disabled
+from .stats import StatsBatch, batched_stats
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
-    from scrapy.statscollectors import StatsCollector
 
 __all__ = [
     "ERROR_META",
@@ -142,7 +145,7 @@ def overview_drop_reason(extraction: Extraction, settings: TagRatioSettings) -> 
     )
 
 
-def record_outcome(stats: StatsCollector, outcome: Outcome, url: str | None) -> None:
+def record_outcome(stats: StatsBatch, outcome: Outcome, url: str | None) -> None:
     """Count one extraction in the ``tagratio/`` stats and log a failure."""
     extraction = outcome.extraction
     if extraction is not None:
@@ -230,7 +233,7 @@ def missing_fields(item_class: type, fields: tuple[str, ...]) -> tuple[str, ...]
 
 def attach(
     state: CrawlState,
-    stats: StatsCollector,
+    stats: StatsBatch,
     item: Any,
     settings: TagRatioSettings,
     extraction: Extraction | None,
@@ -287,11 +290,10 @@ def enabled_settings(crawler: Crawler) -> TagRatioSettings:
     return settings
 
 
-def stats_of(crawler: Crawler) -> StatsCollector:
-    """The crawler's stats collector (typed as optional by Scrapy, always set here)."""
-    if crawler.stats is None:  # pragma: no cover - Scrapy builds stats before components
-        raise RuntimeError("the crawler has no stats collector yet")
-    return crawler.stats
+def stats_of(crawler: Crawler) -> StatsBatch:
+    """The crawler's ``tagratio/`` stats, batched under a Redis collector (see
+    :mod:`scrapy_tagratio.stats`)."""
+    return batched_stats(crawler)
 
 
 def _settings_for(base: TagRatioSettings, meta: dict[str, Any]) -> TagRatioSettings:
