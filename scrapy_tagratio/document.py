@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from html import escape, unescape
@@ -66,7 +66,7 @@ SKIPPED_TAGS = frozenset(
     {
         "script", "style", "noscript", "template", "head", "title", "meta", "link", "base",
         "iframe", "object", "embed", "svg", "math", "canvas", "audio", "video", "source",
-        "track", "map", "param", "frameset", "frame", "dialog",
+        "track", "map", "param", "frameset", "frame", "dialog", "textarea",
     }
 )
 #: Elements laid out as blocks: text of neighbouring blocks is separated by a newline.
@@ -96,6 +96,8 @@ _BINARY_SIGNATURES: tuple[tuple[bytes, str], ...] = (
     (b"wOFF", "web font"),
 )
 _CONTROL_BYTES = bytes(range(0, 9)) + bytes(range(14, 32))
+#: Single-byte charsets (as w3lib names them) that are mistaken declarations of UTF-8.
+_LEGACY_CHARSET = re.compile(r"(?:cp125\d|iso8859-\d+|latin-?1|windows-125\d|ascii)$", re.I)
 
 
 
@@ -406,7 +408,16 @@ def _refuse_binary(data: bytes) -> None:
 
 
 def _decode(data: bytes, content_type: str | None) -> str:
-    _, text = html_to_unicode(content_type, data, auto_detect_fun=_detect_encoding)
+    """As Scrapy decodes, except that bytes declared in a legacy single-byte charset
+    that are valid UTF-8 (and not ASCII) are read as UTF-8: re-encoded saves and
+    misconfigured servers declare latin-1 over UTF-8, and trusting them gives mojibake
+    ("Ã©" for "é"); real latin-1 text is almost never valid UTF-8."""
+    encoding, text = html_to_unicode(content_type, data, auto_detect_fun=_detect_encoding)
+    if _LEGACY_CHARSET.match(encoding) and not data.isascii():
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
     return text
 
 
@@ -503,10 +514,11 @@ class Document:
         tags = page.tags
         body = _body(page)
         end = page.end
-        # Cleaning: the subtrees of dropped elements go, their tails stay.
+        # Cleaning: the subtrees of dropped elements go, their tails stay. A hidden
+        # element holding most of the page is not dropped (see _hidden_to_skip).
         skip = _dropped(
             tags,
-            page.attributes.hidden,
+            _hidden_to_skip(page, body),
             lambda noscripts: _subtree_sum(end, _block_content(tags))[noscripts] > 0,
         )
         skip[body] = False
@@ -586,6 +598,11 @@ class Document:
         """The ``href`` of node ``node``, None where it has none."""
         return self.page.attributes.kept.get(int(self._walk.element[node]), (None,))[0]
 
+    def elements_of(self, content: np.ndarray) -> np.ndarray:
+        """The page elements (indices into :attr:`page`) of the nodes marked in
+        ``content``, in document order."""
+        return self._walk.element[content]
+
     @cached_property
     def onclick(self) -> np.ndarray:
         """Boolean per node: it has an ``onclick`` handler."""
@@ -617,35 +634,48 @@ class Document:
             parts.append("\n".join(filter(None, map(str.strip, text.split(_BREAK)))))
         return "\n".join(filter(None, parts))
 
-    def block_texts(self) -> tuple[np.ndarray, list[str]]:
-        """The layout blocks that hold text (:attr:`NodeTable.block` owners, in document
-        order) and the text of each: the text pieces directly in the block and in its inline
-        descendants, joined as the page has them (white space not collapsed; a child
-        block's text is its own). The text events are sorted by block and joined in C, a
-        marker before each block."""
+    def block_texts(self, blocks: np.ndarray) -> list[str]:
+        """Per node of ``blocks``, the text its layout block owns (the pieces whose
+        element's nearest block, :attr:`NodeTable.block`, it is), white space collapsed:
+        every block of a page in one pass (the training script labels them one by one)."""
         walk = self._walk
-        is_text = walk.kinds == EVENT_TEXT
-        if not is_text.any():
-            return np.zeros(0, dtype=np.int64), []
-        block_of = walk.table.block[walk.owners[is_text]]
+        text_events = np.flatnonzero(walk.kinds == EVENT_TEXT)
+        block_of = walk.table.block[walk.owners[text_events]]
         order = np.argsort(block_of, kind="stable")
-        block_of = block_of[order]
-        starts = np.flatnonzero(np.concatenate(([True], block_of[1:] != block_of[:-1])))
-        marked = np.insert(walk.piece[is_text][order], starts, -1)  # piece -1: the marker
-        texts = "".join(walk.pieces[marked].tolist()).split(_BREAK)[1:]
-        filled = np.fromiter((not text.isspace() and text != "" for text in texts), bool)
-        return block_of[starts][filled], [text for text in texts if text and not text.isspace()]
+        pieces, block_of = walk.piece[text_events][order], block_of[order]
+        starts = np.searchsorted(block_of, blocks).tolist()
+        ends = np.searchsorted(block_of, blocks, side="right").tolist()
+        return [
+            " ".join("".join(walk.pieces[pieces[start:end]].tolist()).split())
+            for start, end in zip(starts, ends, strict=True)
+        ]
+
+    def _content_events(self, content: np.ndarray) -> np.ndarray:
+        """The walk's events of the marked elements' text and of the opening and closing
+        of the marked elements and their ancestors (the structure the text sits in)."""
+        walk = self._walk
+        keep = walk.table.with_ancestors(content)
+        return np.flatnonzero(
+            np.where(walk.kinds == EVENT_TEXT, content[walk.owners], keep[walk.owners])
+        )
+
+    def content_events(self, content: np.ndarray) -> Iterator[tuple[int, int, str]]:
+        """The events of :meth:`html_of` in document order, as (kind, node, raw text):
+        :data:`~.reader.EVENT_OPEN`, :data:`~.reader.EVENT_CLOSE` (text ``""``) or
+        :data:`~.reader.EVENT_TEXT`, and the node of the table they belong to."""
+        walk = self._walk
+        events = self._content_events(content)
+        texts = walk.pieces[walk.piece[events]].tolist()
+        kinds, owners = walk.kinds[events].tolist(), walk.owners[events].tolist()
+        for kind, owner, text in zip(kinds, owners, texts, strict=True):
+            yield kind, owner, text if kind == EVENT_TEXT else ""
 
     def html_of(self, content: np.ndarray) -> str:
         """Cleaned HTML of the marked elements with their ancestors: tags without attributes
         (except ``href``, ``src`` and ``alt``), text of marked elements only."""
-        walk = self._walk
         if not content.any():
             return ""
-        keep = walk.table.with_ancestors(content)
-        selected = np.flatnonzero(
-            np.where(walk.kinds == EVENT_TEXT, content[walk.owners], keep[walk.owners])
-        )
+        selected = self._content_events(content)
         # In parts of a bounded number of events: the markup lists stay small.
         return "".join(
             self._markup(selected[start : start + _CHUNK_EVENTS])
@@ -868,6 +898,23 @@ def _dropped_spans(source: SourceView) -> tuple[np.ndarray, np.ndarray]:
     # Union of the spans: a new group starts where a span begins after every earlier end.
     first = np.concatenate(([True], starts[1:] >= np.maximum.accumulate(ends)[:-1]))
     return starts[first], np.maximum.reduceat(ends, np.flatnonzero(first))
+
+
+def _hidden_to_skip(page: PageEvents, body: int) -> list[int]:
+    """The hidden elements to clean away: all but those holding most of the body's text.
+    Scripts reveal such an element (React streaming puts the rendered page in
+    ``<div hidden id="S:0">`` and swaps it in): hiding it would leave a loading notice."""
+    hidden = page.attributes.hidden
+    if not hidden:
+        return hidden
+    is_text = page.kinds == EVENT_TEXT
+    lengths = np.fromiter(map(len, page.texts), np.int64, len(page.texts))
+    owners = page.nodes[is_text]
+    own = np.bincount(
+        owners[owners >= 0], weights=lengths[page.pieces[is_text]][owners >= 0], minlength=len(page)
+    )
+    text = _subtree_sum(page.end, own)
+    return [i for i in hidden if 2 * text[i] <= text[body]]
 
 
 def _body(page: PageEvents) -> int:

@@ -38,6 +38,9 @@ Stats are integers (scrapy-redis's ``RedisStatsCollector`` adds them up in Redis
 * ``tagratio/site_memory/pages_discounted`` and ``tagratio/site_memory/template_chars``:
   pages from whose content the site memory took template blocks, and their characters.
 
+Under scrapy-redis's stats collector they are gathered and written at most once per
+response (:mod:`scrapy_tagratio.stats`).
+
 The loggers are under ``scrapy_tagratio``.
 """
 
@@ -60,10 +63,10 @@ from .result import Extraction
 from .settings import SettingsError, TagRatioSettings
 from .site_memory import SiteMemory
 from .startup import report_bad_settings, report_disabled
+from .stats import StatsBatch, batched_stats
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
-    from scrapy.statscollectors import StatsCollector
 
 __all__ = [
     "ERROR_META",
@@ -149,7 +152,7 @@ def overview_drop_reason(extraction: Extraction, settings: TagRatioSettings) -> 
     )
 
 
-def record_outcome(stats: StatsCollector, outcome: Outcome, url: str | None) -> None:
+def record_outcome(stats: StatsBatch, outcome: Outcome, url: str | None) -> None:
     """Count one extraction in the ``tagratio/`` stats and log a failure."""
     extraction = outcome.extraction
     if extraction is not None:
@@ -198,19 +201,31 @@ def annotate(
                 "error": dict(error or {}),
             },
             settings.html_field: None,
+            settings.metadata_field or "": None,
         }
     else:
         scores = extraction.figures()
         if settings.attach_blocks:
             scores["blocks"] = extraction.to_dict(html=False)["blocks"]
+        metadata = extraction.metadata.to_dict() if extraction.metadata is not None else None
+        if settings.metadata and not settings.metadata_field:
+            scores["metadata"] = metadata
         values = {
-            settings.text_field: extraction.text,
+            settings.text_field: _formatted_text(extraction, settings.text_format),
             settings.scores_field: scores,
             settings.html_field: extraction.html,
+            settings.metadata_field or "": metadata,
         }
     for field in settings.item_fields:
         adapter[field] = values[field]
     return ()
+
+
+def _formatted_text(extraction: Extraction, text_format: str) -> str:
+    """The main content in the TAGRATIO_TEXT_FORMAT; plain text where the algorithm marks
+    no elements to build HTML or Markdown from (CETR, CCB)."""
+    formatted = {"markdown": extraction.markdown, "html": extraction.html}.get(text_format)
+    return formatted if formatted is not None else extraction.text
 
 
 _MISSING: dict[tuple[type, tuple[str, ...]], tuple[str, ...]] = {}
@@ -228,7 +243,7 @@ def missing_fields(item_class: type, fields: tuple[str, ...]) -> tuple[str, ...]
 
 def attach(
     state: CrawlState,
-    stats: StatsCollector,
+    stats: StatsBatch,
     item: Any,
     settings: TagRatioSettings,
     extraction: Extraction | None,
@@ -251,6 +266,7 @@ def attach(
         settings.text_field: "TAGRATIO_TEXT_FIELD",
         settings.scores_field: "TAGRATIO_SCORES_FIELD",
         settings.html_field: "TAGRATIO_HTML_FIELD",
+        settings.metadata_field or "": "TAGRATIO_METADATA_FIELD",
     }
     logger.warning(
         "Items of class %s.%s pass without the main text and scores: the class has no "
@@ -284,11 +300,10 @@ def enabled_settings(crawler: Crawler) -> TagRatioSettings:
     return settings
 
 
-def stats_of(crawler: Crawler) -> StatsCollector:
-    """The crawler's stats collector (typed as optional by Scrapy, always set here)."""
-    if crawler.stats is None:  # pragma: no cover - Scrapy builds stats before components
-        raise RuntimeError("the crawler has no stats collector yet")
-    return crawler.stats
+def stats_of(crawler: Crawler) -> StatsBatch:
+    """The crawler's ``tagratio/`` stats, batched under a Redis collector (see
+    :mod:`scrapy_tagratio.stats`)."""
+    return batched_stats(crawler)
 
 
 def _settings_for(base: TagRatioSettings, meta: dict[str, Any]) -> TagRatioSettings:

@@ -57,8 +57,13 @@ class ExtractionOptions:
     #: Keep per-block scores in the Extraction (arrays over every block: dropped unless
     #: asked for, so they are not pickled back from workers or kept in request meta).
     keep_blocks: bool = False
-    #: Build the cleaned HTML (only when TAGRATIO_ATTACH_HTML asks for it).
+    #: Build the cleaned HTML (only when TAGRATIO_ATTACH_HTML or the text format asks
+    #: for it).
     keep_html: bool = False
+    #: Build the Markdown (TAGRATIO_TEXT_FORMAT = "markdown").
+    keep_markdown: bool = False
+    #: Read the page's metadata (TAGRATIO_METADATA).
+    metadata: bool = True
 
 
 @dataclass(frozen=True)
@@ -112,6 +117,8 @@ def run_extraction(
             time_budget=options.time_budget,
             overview=options.detector,
             with_html=options.keep_html,
+            with_markdown=options.keep_markdown,
+            metadata=options.metadata,
             site_memory=site_memory,
         )
     except ExtractionError as exc:
@@ -216,22 +223,26 @@ _Task = tuple[bytes | str, str | None, str | None, ExtractionOptions, SiteMemory
 
 def _worker_main(conn: Connection) -> None:
     """A worker process: announce itself once the core is imported, then extract the
-    pages it is sent until it gets ``None`` or its pipe closes."""
+    pages it is sent until it gets ``None`` or its pipe closes (the crawl process ended
+    or let it go: it exits quietly)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the crawl's to handle
-    conn.send(os.getpid())
-    while True:
-        try:
-            task = conn.recv()
-        except (EOFError, OSError):
-            return
-        if task is None:
-            return
-        body, url, content_type, options, site_memory = task
-        conn.send(
-            run_extraction(
-                body, url=url, content_type=content_type, options=options, site_memory=site_memory
+    # Load what the first page would load lazily (models, metadata readers), so that
+    # TAGRATIO_WORKER_TIMEOUT measures pages, not the worker's start.
+    with contextlib.suppress(Exception):
+        extract("<html><body><p>Warm-up paragraph of a worker.</p></body></html>")
+    with contextlib.suppress(EOFError, OSError):
+        conn.send(os.getpid())
+        while (task := conn.recv()) is not None:
+            body, url, content_type, options, site_memory = task
+            conn.send(
+                run_extraction(
+                    body,
+                    url=url,
+                    content_type=content_type,
+                    options=options,
+                    site_memory=site_memory,
+                )
             )
-        )
 
 
 @dataclass

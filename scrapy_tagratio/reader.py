@@ -33,6 +33,9 @@ EVENT_TEXT, EVENT_OPEN, EVENT_CLOSE = 0, 1, 2
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>", re.I)
 _EMPTY_PAGE = "<html><body></body></html>"
+#: The first title's start tag and text up to the next tag; the end tag that closes it.
+_TITLE_TEXT = re.compile(r"<title\b[^>]*>[^<]*", re.I)
+_TITLE_CLOSE = re.compile(r"</title\s*>|$", re.I)
 #: libxml2's options, the same for the tree and the events.
 _OPTIONS: dict[str, Any] = {
     "encoding": "utf-8", "remove_comments": True, "remove_pis": True, "huge_tree": True,
@@ -48,7 +51,7 @@ _MAY_KEEP = frozenset(KEPT_ATTRIBUTES)
 #: Elements whose text is code (JSON-LD excepted): dropped as it is read.
 _CODE_TAGS = frozenset({"script", "style"})
 #: Elements whose attributes carry page-level signals: ``meta``, JSON-LD ``script``, and
-#: the ``rel`` of links (whether the page is one of a series).
+#: the ``rel`` of links (whether the page is one of a series, its canonical URL, authors).
 _SIGNAL_TAGS = frozenset({"meta", "script", "link", "a"})
 
 #: Attributes are read (and the time budget checked) every this many elements with some.
@@ -103,10 +106,20 @@ class PageAttributes:
     metas: list[tuple[str | None, str | None, str | None, str | None]] = field(
         default_factory=list
     )
-    #: ``rel`` values of ``<link>`` and ``<a>`` elements.
+    #: ``rel`` values of ``<link>`` and ``<a>`` elements, and those elements (aligned).
     rels: list[str] = field(default_factory=list)
+    rel_owners: list[int] = field(default_factory=list)
     #: ``<script>`` elements whose ``type`` names JSON-LD.
     json_ld: list[int] = field(default_factory=list)
+    #: Declared languages: the ``lang`` of ``<html>`` and the ``content`` of
+    #: ``<meta http-equiv="content-language">``, in document order.
+    languages: list[str] = field(default_factory=list)
+    #: Per element with a ``datetime`` attribute (``<time>``, ``<ins>``, ``<del>``): the
+    #: element and the value.
+    datetimes: list[tuple[int, str]] = field(default_factory=list)
+    #: Per element other than ``<meta>`` with an ``itemprop``: the element, the property
+    #: and its ``content`` or ``datetime`` attribute (None where it has neither).
+    itemprops: list[tuple[int, str, str | None]] = field(default_factory=list)
 
 
 @dataclass(frozen=True, eq=False)
@@ -224,11 +237,23 @@ class _Recorder:
                     found.metas.append(
                         (get("property"), get("name"), get("itemprop"), get("content"))
                     )
-                elif name == "script":
+                    if (get("http-equiv") or "").lower() == "content-language":
+                        found.languages.append(get("content") or "")
+                    continue
+                if name == "script":
                     if "ld+json" in (get("type") or ""):
                         found.json_ld.append(index)
                 elif "rel" in attrib:
                     found.rels.append(attrib["rel"])
+                    found.rel_owners.append(index)
+            elif name == "html" and "lang" in attrib:
+                found.languages.append(attrib["lang"])
+            if "datetime" in attrib:
+                found.datetimes.append((index, attrib["datetime"]))
+            if "itemprop" in attrib:
+                found.itemprops.append(
+                    (index, attrib["itemprop"], get("content") or get("datetime"))
+                )
         self.attributed.clear()
         self.attribs.clear()
 
@@ -296,11 +321,16 @@ def _shape(events: np.ndarray) -> tuple[np.ndarray, ...]:
 
 def parser_input(text: str) -> str:
     """Decoded HTML as libxml2 should get it: NUL characters and an XML declaration
-    dropped (libxml2 stops at the one and refuses a ``str`` with the other), a blank page
-    replaced by an empty body."""
+    dropped (libxml2 stops at the one and refuses a ``str`` with the other), an unclosed
+    first ``<title>`` closed (libxml2 reads everything after it as the title's text, the
+    whole page), a blank page replaced by an empty body."""
     if "\x00" in text:
         text = text.replace("\x00", "")
     text = _XML_DECLARATION.sub("", text, count=1)
+    title = _TITLE_TEXT.search(text)
+    if title is not None and _TITLE_CLOSE.match(text, title.end()) is None:
+        # A title holds no markup: the first tag after its text ends it.
+        text = f"{text[: title.end()]}</title>{text[title.end() :]}"
     return _EMPTY_PAGE if not text or text.isspace() else text
 
 

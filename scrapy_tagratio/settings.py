@@ -27,6 +27,11 @@ TAGRATIO_SCORES_FIELD          "tagratio"     item field for ``Extraction.figure
 TAGRATIO_HTML_FIELD            "main_html"    item field for the cleaned HTML
 TAGRATIO_ATTACH_HTML           False          fill TAGRATIO_HTML_FIELD
 TAGRATIO_ATTACH_BLOCKS         False          add per-block scores to the scores field
+TAGRATIO_TEXT_FORMAT           "text"         what the text field holds: text (paragraphs on
+                                              lines), markdown, or html (cleaned)
+TAGRATIO_METADATA              True           read headline, authors, dates, language, ...
+TAGRATIO_METADATA_FIELD        None           item field for ``Metadata.to_dict()``; None:
+                                              ``metadata`` inside the scores field
 TAGRATIO_SOURCE_FIELD          "raw_html"     item field the pipeline extracts from
 TAGRATIO_WORKERS               0              0: extract in the reactor thread; N: N processes
 TAGRATIO_MAX_BYTES             5000000        larger pages are skipped (0: no limit)
@@ -67,13 +72,17 @@ __all__ = [
     "DEFAULTS",
     "OVERVIEW_ACTIONS",
     "PER_REQUEST",
+    "TEXT_FORMATS",
     "OverviewAction",
     "SettingsError",
     "TagRatioSettings",
+    "TextFormat",
 ]
 
 OverviewAction = Literal["drop", "tag", "ignore", "off"]
 OVERVIEW_ACTIONS: tuple[OverviewAction, ...] = ("drop", "tag", "ignore", "off")
+TextFormat = Literal["text", "markdown", "html"]
+TEXT_FORMATS: tuple[TextFormat, ...] = ("text", "markdown", "html")
 
 #: Every setting and its default (``None`` for the minimum net text length: the
 #: overview detector's own default).
@@ -90,6 +99,9 @@ DEFAULTS: Mapping[str, Any] = {
     "TAGRATIO_HTML_FIELD": "main_html",
     "TAGRATIO_ATTACH_HTML": False,
     "TAGRATIO_ATTACH_BLOCKS": False,
+    "TAGRATIO_TEXT_FORMAT": "text",
+    "TAGRATIO_METADATA": True,
+    "TAGRATIO_METADATA_FIELD": None,
     "TAGRATIO_SOURCE_FIELD": "raw_html",
     "TAGRATIO_WORKERS": 0,
     "TAGRATIO_MAX_BYTES": 5_000_000,
@@ -296,6 +308,10 @@ class TagRatioSettings:
     html_field: str
     attach_html: bool
     attach_blocks: bool
+    text_format: TextFormat
+    metadata: bool
+    #: None: the metadata goes into the scores field, under "metadata".
+    metadata_field: str | None
     source_field: str
     workers: int
     max_bytes: int | None
@@ -346,14 +362,21 @@ class TagRatioSettings:
             max_bytes=self.max_bytes,
             time_budget=self.time_budget,
             keep_blocks=self.attach_blocks,
-            keep_html=self.attach_html,
+            keep_html=self.attach_html or self.text_format == "html",
+            keep_markdown=self.text_format == "markdown",
+            metadata=self.metadata,
         )
 
     @property
     def item_fields(self) -> tuple[str, ...]:
         """The fields this plugin sets on an item (a declared item class needs them);
         a field set to "" is left out."""
-        fields = (self.text_field, self.scores_field, self.html_field if self.attach_html else "")
+        fields = (
+            self.text_field,
+            self.scores_field,
+            self.html_field if self.attach_html else "",
+            (self.metadata_field or "") if self.metadata else "",
+        )
         return tuple(field for field in fields if field)
 
     def new_site_memory(self) -> SiteMemory:
@@ -388,11 +411,14 @@ class TagRatioSettings:
                 "TAGRATIO_SOURCE_FIELD",
             )
         }
+        if raw["TAGRATIO_METADATA_FIELD"] is not None:
+            fields["TAGRATIO_METADATA_FIELD"] = _field(
+                "TAGRATIO_METADATA_FIELD", raw["TAGRATIO_METADATA_FIELD"]
+            )
         named = [field for field in fields.values() if field]
         if len(set(named)) < len(named):
             raise SettingsError(
-                "TAGRATIO_TEXT_FIELD, TAGRATIO_SCORES_FIELD, TAGRATIO_HTML_FIELD and "
-                f"TAGRATIO_SOURCE_FIELD must name different fields; got {fields}"
+                f"{', '.join(fields)} must name different fields; got {fields}"
             )
         max_bytes = _limit("TAGRATIO_MAX_BYTES", raw["TAGRATIO_MAX_BYTES"], integer=True)
         return cls(
@@ -405,6 +431,11 @@ class TagRatioSettings:
             html_field=fields["TAGRATIO_HTML_FIELD"],
             attach_html=_bool("TAGRATIO_ATTACH_HTML", raw["TAGRATIO_ATTACH_HTML"]),
             attach_blocks=_bool("TAGRATIO_ATTACH_BLOCKS", raw["TAGRATIO_ATTACH_BLOCKS"]),
+            text_format=_choice(  # type: ignore[arg-type]  # checked by _choice
+                "TAGRATIO_TEXT_FORMAT", raw["TAGRATIO_TEXT_FORMAT"], TEXT_FORMATS
+            ),
+            metadata=_bool("TAGRATIO_METADATA", raw["TAGRATIO_METADATA"]),
+            metadata_field=fields.get("TAGRATIO_METADATA_FIELD"),
             source_field=fields["TAGRATIO_SOURCE_FIELD"],
             workers=_count("TAGRATIO_WORKERS", raw["TAGRATIO_WORKERS"]),
             max_bytes=int(max_bytes) if max_bytes is not None else None,

@@ -69,11 +69,12 @@ _WWW = re.compile(r"^www\d*\.")
 def page_fingerprints(document: Document) -> tuple[np.ndarray, np.ndarray]:
     """The page's text blocks (node indices, document order) and their fingerprints
     (``uint64``, aligned; see the module docstring)."""
-    blocks, texts = document.block_texts()
-    if not texts:
-        return blocks, np.zeros(0, dtype=np.uint64)
     nodes = document.nodes
     chars = np.bincount(nodes.block, weights=nodes.own_chars, minlength=len(nodes))
+    blocks = np.flatnonzero(chars > 0)
+    if not len(blocks):
+        return blocks, np.zeros(0, dtype=np.uint64)
+    texts = document.block_texts(blocks)
     link_chars = np.bincount(nodes.block, weights=nodes.own_link_chars, minlength=len(nodes))
     is_link = (2 * link_chars[blocks] > chars[blocks]).tolist()
     # Normalised in one pass over all blocks: white space out, every digit a 0.

@@ -189,17 +189,18 @@ def test_a_crashed_worker_fails_only_its_own_page() -> None:
 
 
 def test_a_page_past_the_hard_timeout_is_killed_and_the_pool_goes_on() -> None:
-    pool = ExtractionPool(2, timeout=1.0)
+    pool = ExtractionPool(2, timeout=3.0)
     opts = [options(), options(algorithm=HangingAlgorithm(), time_budget=0.1), options()]
-    start = time.monotonic()
     try:
+        run_all(pool, [options(), options()])  # both workers started
+        start = time.monotonic()
         outcomes = run_all(pool, opts)
         after = run_all(pool, [options()])[0]
     finally:
         pool.close()
     assert time.monotonic() - start < 30
     assert [o.error_kind for o in outcomes] == [None, "worker_timeout", None]
-    assert "TAGRATIO_WORKER_TIMEOUT=1 s" in str(outcomes[1].error)
+    assert "TAGRATIO_WORKER_TIMEOUT=3 s" in str(outcomes[1].error)
     assert after.extraction is not None
 
 
