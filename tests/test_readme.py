@@ -13,8 +13,8 @@ import pytest
 from conftest import REPO, python_env
 
 from scrapy_tagratio.overview import OverviewDetector
-from scrapy_tagratio.site_memory import SiteMemory
 from scrapy_tagratio.settings import DEFAULTS
+from scrapy_tagratio.site_memory import SiteMemory
 
 README = (REPO / "README.md").read_text()
 
