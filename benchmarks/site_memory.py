@@ -118,9 +118,11 @@ def sites(dataset: str) -> dict[str, list[str]]:
     return by_site
 
 
-def run_set(dataset: str, algorithm: str) -> list[PageResult]:
-    """The set's pages site by site, in sorted-id order, alone and with each memory."""
-    runner = get_algorithm(algorithm)()
+def run_set(dataset: str, algorithm: str, model: str | None = None) -> list[PageResult]:
+    """The set's pages site by site, in sorted-id order, alone and with each memory
+    (``model``: the default algorithm's model file for this set, ``{set}`` replaced)."""
+    params = {"model": model.format(set=dataset)} if model else {}
+    runner = get_algorithm(algorithm).with_params(**params)
     results = []
     for site, page_ids in sites(dataset).items():
         memories = {constants: _memory(constants) for constants in GRID}
@@ -154,10 +156,11 @@ def run_set(dataset: str, algorithm: str) -> list[PageResult]:
     return results
 
 
-def whole_site(constants: Constants, algorithm: str) -> list[Score]:
+def whole_site(constants: Constants, algorithm: str, model: str | None) -> list[Score]:
     """dragnet-dev with every *other* page of the site known (what holding a site's first
     pages until more were seen could reach), in the order of :func:`run_set`."""
-    runner = get_algorithm(algorithm)()
+    params = {"model": model.format(set="dragnet")} if model else {}
+    runner = get_algorithm(algorithm).with_params(**params)
     scores = []
     for site, page_ids in sites("dragnet").items():
         pages = [_data.load_page("dragnet", page_id) for page_id in page_ids]
@@ -258,7 +261,9 @@ def memory_size(pages: int = 100_000, sites: int = 1_000, blocks: int = 300) -> 
     )
 
 
-def report(results: list[PageResult], algorithm: str, fit: bool, time_limit: int) -> None:
+def report(
+    results: list[PageResult], algorithm: str, model: str | None, fit: bool, time_limit: int
+) -> None:
     held_out, chosen = nested(results)
     final = choose(results)
     print(
@@ -295,7 +300,7 @@ def report(results: list[PageResult], algorithm: str, fit: bool, time_limit: int
                 f"alone {alone:.4f}  with memory {remembered:.4f} ({remembered - alone:+.4f})"
             )
     dragnet = [i for i, r in enumerate(results) if r.dataset == "dragnet"]
-    whole = whole_site(final, algorithm)
+    whole = whole_site(final, algorithm, model)
     print("dragnet-dev by position within the site (alone / with memory / whole site known):")
     for position in range(6):
         rows = [k for k, i in enumerate(dragnet) if results[i].position == position]
@@ -351,9 +356,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--fit", action="store_true", help="write the model file")
     parser.add_argument("--time-pages", type=int, default=200, help="pages for the timing")
     parser.add_argument("--sets", nargs="+", default=list(SETS), choices=SETS)
+    parser.add_argument(
+        "--model",
+        help="the default algorithm's model file per set, '{set}' standing for the set: "
+        "the leave-one-set-out models of benchmarks.train_tagratio, so that no set is "
+        "extracted by a model fitted on it",
+    )
     args = parser.parse_args(argv)
-    results = [row for dataset in args.sets for row in run_set(dataset, args.algorithm)]
-    report(results, args.algorithm, args.fit, args.time_pages)
+    results = [row for dataset in args.sets for row in run_set(dataset, args.algorithm, args.model)]
+    report(results, args.algorithm, args.model, args.fit, args.time_pages)
 
 
 if __name__ == "__main__":
