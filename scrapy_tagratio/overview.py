@@ -45,11 +45,15 @@ each kind of evidence alone and the combination with the sites split across fold
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
-from typing import Any
+from dataclasses import dataclass, field, fields
+from functools import cache, cached_property
+from pathlib import Path
+from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit
 
 import numpy as np
@@ -57,18 +61,24 @@ import numpy as np
 from .algorithms.base import (
     HEADING_TAGS,
     Labelling,
+    bad_parameter,
     check_choice,
     check_range,
 )
 from .document import Document, NodeTable
+from .errors import ExtractionError
 
 __all__ = [
     "FEATURES",
-    "MODEL_FEATURES",
+    "MODEL_FILE",
+    "MODEL_FORMAT",
     "OverviewDetector",
+    "OverviewModel",
     "OverviewVerdict",
     "PageEvidence",
+    "Verdict",
     "page_evidence",
+    "shipped_model",
     "text_scale",
     "url_shape",
 ]
@@ -90,17 +100,37 @@ TEASER_GROUP = 3
 #: schema.org types that declare one article (JSON-LD ``@type``, microdata ``itemtype``).
 ARTICLE_TYPES = frozenset(
     {
-        "Article", "NewsArticle", "BlogPosting", "ReportageNewsArticle",
-        "AnalysisNewsArticle", "OpinionNewsArticle", "BackgroundNewsArticle",
-        "ReviewNewsArticle", "LiveBlogPosting", "TechArticle", "ScholarlyArticle",
-        "SocialMediaPosting", "Report", "SatiricalArticle", "DiscussionForumPosting",
+        "Article",
+        "NewsArticle",
+        "BlogPosting",
+        "ReportageNewsArticle",
+        "AnalysisNewsArticle",
+        "OpinionNewsArticle",
+        "BackgroundNewsArticle",
+        "ReviewNewsArticle",
+        "LiveBlogPosting",
+        "TechArticle",
+        "ScholarlyArticle",
+        "SocialMediaPosting",
+        "Report",
+        "SatiricalArticle",
+        "DiscussionForumPosting",
     }
 )
 #: schema.org types that declare one item that is not an article (a product, an event...).
 ITEM_TYPES = frozenset(
     {
-        "Product", "Recipe", "Event", "Movie", "QAPage", "JobPosting", "Course", "Book",
-        "Review", "MusicRecording", "VideoObject",
+        "Product",
+        "Recipe",
+        "Event",
+        "Movie",
+        "QAPage",
+        "JobPosting",
+        "Course",
+        "Book",
+        "Review",
+        "MusicRecording",
+        "VideoObject",
     }
 )
 #: schema.org types that declare a listing.
@@ -112,9 +142,30 @@ _PUBLISHED_META = frozenset({"article:published_time", "datepublished", "pubdate
 #: Path segments and query keys of listings in the URL conventions of web software.
 _LISTING_SEGMENTS = frozenset(
     {
-        "tag", "tags", "category", "categories", "cat", "section", "sections", "topic",
-        "topics", "archive", "archives", "author", "authors", "search", "page", "paged",
-        "list", "forum", "forums", "board", "date", "events", "collection", "shop",
+        "tag",
+        "tags",
+        "category",
+        "categories",
+        "cat",
+        "section",
+        "sections",
+        "topic",
+        "topics",
+        "archive",
+        "archives",
+        "author",
+        "authors",
+        "search",
+        "page",
+        "paged",
+        "list",
+        "forum",
+        "forums",
+        "board",
+        "date",
+        "events",
+        "collection",
+        "shop",
     }
 )
 _LISTING_KEYS = frozenset({"cat", "tag", "category", "s", "q", "query", "search"})
@@ -387,42 +438,115 @@ def page_evidence(document: Document, labelling: Labelling) -> PageEvidence:
     )
 
 
-# The combined model, printed by ``python -m benchmarks.overview --fit``: scikit-learn's
-# LogisticRegression (C=0.1) on the standardised features of the 346 pages of overview-dev
-# (overview against article/other), net text from the default algorithm's extraction.
-# score = sigmoid(INTERCEPT + sum(WEIGHTS * (x - MEANS) / SCALES)). The same feature set,
-# refitted on 4/5 of the sites and tested on the other 1/5 (5 shuffles), scored accuracy
-# 0.958 with the URL (0.942 without), article pages called overview 1.6% (1.5%).
-MODEL_FEATURES = (
-    "net_text", "summary_teasers", "heading_links", "prose_paragraphs", "prose_share",
-    "prose_block", "title_repeats_heading", "declares_article", "declares_listing",
-    "published_time", "url_home", "url_listing", "url_article",
-)  # fmt: skip
-MEANS = np.array(
-    [1.25722, 1.11643, 1.50117, 1.60271, 0.317692, 6.65388, 0.395954, 0.50578, 0.0722543,
-     0.283237, 0.205202, 0.127168, 0.445087]
-)
-SCALES = np.array(
-    [1.59088, 1.27326, 1.40633, 1.04616, 0.270253, 2.11192, 0.489055, 0.499967, 0.258909,
-     0.450571, 0.403849, 0.333161, 0.496975]
-)
-WEIGHTS = np.array(
-    [-0.240403, 0.498654, 0.360427, -0.421649, -0.579092, -0.448268, -0.345026, -0.556817,
-     0.311155, -0.316382, 0.629342, 0.377137, -0.746887]
-)
-INTERCEPT = -0.611155
-
 #: Features that are flags (0/1): absent is their neutral value.
 FLAGS = frozenset(
     {
         "title_repeats_heading", "declares_article", "declares_item", "declares_listing",
         "og_website", "published_time", "paginated", "url_home", "url_listing", "url_article",
     }
-)
-# Reasons explain a score from a reference page, average in every measured quantity and
-# without any flag: the same score, but a verdict names what a page has, not what it lacks.
-_REFERENCE = np.where([name in FLAGS for name in MODEL_FEATURES], 0.0, MEANS)
-_REFERENCE_LOGIT = INTERCEPT + float((WEIGHTS * (_REFERENCE - MEANS) / SCALES).sum())
+)  # fmt: skip
+#: The shipped model, written by ``python -m benchmarks.overview --fit``.
+MODEL_FILE = Path(__file__).parent / "models" / "overview.json"
+#: Version of the model file's layout (a file of another version is refused).
+MODEL_FORMAT = 1
+
+
+@dataclass(frozen=True, eq=False)
+class OverviewModel:
+    """A logistic model over named :class:`PageEvidence` features and its two thresholds.
+
+    ``score = sigmoid(intercept + sum(weights * (x - means) / scales))``, a probability
+    calibrated on the training pages; ``threshold`` (drop) and ``uncertain_threshold``
+    were chosen on the validation protocol (``benchmarks/overview.py``). ``metadata``
+    carries the training fingerprint and the validation figures, for people.
+    """
+
+    features: tuple[str, ...]
+    means: np.ndarray
+    scales: np.ndarray
+    weights: np.ndarray
+    intercept: float
+    threshold: float
+    uncertain_threshold: float
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.features) - set(FEATURES))
+        if unknown:
+            raise ExtractionError(f"the overview model uses unknown features {unknown}")
+        if not (len(self.features) == len(self.means) == len(self.scales) == len(self.weights)):
+            raise ExtractionError("the overview model's arrays do not match its feature names")
+        if not 0.0 <= self.uncertain_threshold <= self.threshold <= 1.0:
+            raise ExtractionError(
+                f"the overview model's thresholds must satisfy 0 <= uncertain "
+                f"({self.uncertain_threshold}) <= drop ({self.threshold}) <= 1"
+            )
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> OverviewModel:
+        if data.get("format") != MODEL_FORMAT:
+            raise ExtractionError(
+                f"overview model format {data.get('format')!r}; this version reads {MODEL_FORMAT}"
+            )
+        return cls(
+            features=tuple(data["features"]),
+            means=np.asarray(data["means"], dtype=np.float64),
+            scales=np.asarray(data["scales"], dtype=np.float64),
+            weights=np.asarray(data["weights"], dtype=np.float64),
+            intercept=float(data["intercept"]),
+            threshold=float(data["threshold"]),
+            uncertain_threshold=float(data["uncertain_threshold"]),
+            metadata=dict(data.get("metadata", {})),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": MODEL_FORMAT,
+            "features": list(self.features),
+            "means": self.means.tolist(),
+            "scales": self.scales.tolist(),
+            "weights": self.weights.tolist(),
+            "intercept": self.intercept,
+            "threshold": self.threshold,
+            "uncertain_threshold": self.uncertain_threshold,
+            "metadata": dict(self.metadata),
+        }
+
+    @classmethod
+    def load(cls, path: Path = MODEL_FILE) -> OverviewModel:
+        with open(path, encoding="utf-8") as handle:
+            return cls.from_dict(json.load(handle))
+
+    @cached_property
+    def _reference(self) -> np.ndarray:
+        # Reasons explain a score from a reference page, average in every measured quantity
+        # and without any flag: a verdict names what a page has, not what it lacks.
+        return np.where([name in FLAGS for name in self.features], 0.0, self.means)
+
+    def vector(self, evidence: PageEvidence, min_net_text_length: int) -> np.ndarray:
+        values = evidence.features(min_net_text_length)
+        return np.array([values[name] for name in self.features])
+
+    def contributions(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        """The logit of the reference page and each feature's move away from it (their
+        sum is the logit of ``x``; ``x`` may be one row or a matrix of rows)."""
+        base = self.intercept + float(
+            (self.weights * (self._reference - self.means) / self.scales).sum()
+        )
+        return base, self.weights * (x - self._reference) / self.scales
+
+    def probability(self, x: np.ndarray) -> np.ndarray:
+        """The calibrated probability that each row of ``x`` is an overview page."""
+        logit = self.intercept + ((x - self.means) / self.scales) @ self.weights
+        return 1.0 / (1.0 + np.exp(-logit))
+
+
+@cache
+def shipped_model() -> OverviewModel:
+    """The model file that ships with the package (read once)."""
+    return OverviewModel.load()
+
+
 #: How many reasons a verdict gives (the largest contributions to its score).
 REASONS = 4
 #: How each feature reads in a verdict's reasons.
@@ -450,38 +574,83 @@ _REASONS: Mapping[str, str] = {
 }
 
 
+#: The three verdicts: drop the page's items, keep them tagged, keep them.
+Verdict = Literal["overview", "uncertain", "content"]
+
+
 @dataclass(frozen=True)
 class OverviewVerdict:
-    """The detector's answer: the label, a score in [0, 1] (>= the detector's threshold
-    means overview) and the evidence behind it, strongest first."""
+    """The detector's answer: the verdict, a calibrated probability that the page is an
+    overview page, and what moved it towards the verdict, strongest first.
+
+    ``verdict`` is ``"overview"`` at or above the detector's threshold (a spider's items
+    are dropped), ``"uncertain"`` at or above its uncertain threshold (items kept and
+    tagged), else ``"content"``.
+    """
 
     is_overview: bool
     score: float
     reasons: tuple[str, ...]
+    verdict: Verdict = "content"
 
 
 @dataclass(frozen=True)
 class OverviewDetector:
     """Decides whether a page is an overview page.
 
-    ``evidence="combined"`` (default) scores the page with the logistic model over
-    :data:`MODEL_FEATURES`; ``evidence="net-text"`` is TextSweeper's test alone: overview
-    when the extraction's net text length is below ``min_net_text_length`` (its score,
-    ``1 / (1 + ((net + 1) / min_net_text_length)^2)``, crosses 0.5 there).
+    ``evidence="combined"`` (default) scores the page with :class:`OverviewModel` (the
+    shipped model file unless ``model`` is given); ``evidence="net-text"`` is
+    TextSweeper's test alone: overview when the extraction's net text length is below
+    ``min_net_text_length`` (its score, ``1 / (1 + ((net + 1) / min_net_text_length)^2)``,
+    crosses 0.5 there). ``threshold`` and ``uncertain_threshold`` default to the model's
+    (0.5 for both with ``"net-text"``).
     """
 
     #: Net text length (content minus link characters of the extraction) that TextSweeper's
     #: test requires of an article; in the combined model, the pivot of that evidence.
     min_net_text_length: int = 500
-    #: Scores at or above this are overview pages.
-    threshold: float = 0.5
+    #: Scores at or above this are overview pages (None: the model's).
+    threshold: float | None = None
+    #: Scores at or above this and below ``threshold`` are uncertain (None: the model's,
+    #: lowered to ``threshold`` when that is given lower).
+    uncertain_threshold: float | None = None
     #: ``"combined"`` or ``"net-text"``.
     evidence: str = "combined"
+    #: The combined model (None: the shipped model file).
+    model: OverviewModel | None = None
 
     def __post_init__(self) -> None:
         check_range("min_net_text_length", self.min_net_text_length, 1, integer=True)
-        check_range("threshold", self.threshold, 0.0, 1.0)
+        for name in ("threshold", "uncertain_threshold"):
+            if getattr(self, name) is not None:
+                check_range(name, getattr(self, name), 0.0, 1.0)
         check_choice("evidence", self.evidence, ("combined", "net-text"))
+        drop, uncertain = self.thresholds
+        if self.uncertain_threshold is not None and uncertain > drop:
+            raise bad_parameter(
+                f"parameter 'uncertain_threshold' ({uncertain}) must not exceed "
+                f"'threshold' ({drop})"
+            )
+
+    @property
+    def thresholds(self) -> tuple[float, float]:
+        """(drop threshold, uncertain threshold) in effect."""
+        if self.evidence == "net-text":
+            default_drop, default_uncertain = 0.5, 0.5
+        else:
+            model = self.model or shipped_model()
+            default_drop, default_uncertain = model.threshold, model.uncertain_threshold
+        drop = default_drop if self.threshold is None else self.threshold
+        if self.uncertain_threshold is not None:
+            return drop, self.uncertain_threshold
+        return drop, min(default_uncertain, drop)
+
+    def _verdict(self, score: float, reasons: tuple[str, ...]) -> OverviewVerdict:
+        drop, uncertain = self.thresholds
+        verdict: Verdict = (
+            "overview" if score >= drop else "uncertain" if score >= uncertain else "content"
+        )
+        return OverviewVerdict(verdict == "overview", score, reasons, verdict)
 
     def detect(self, document: Document, labelling: Labelling) -> OverviewVerdict:
         """The verdict for one page, given the labelling of whichever algorithm ran.
@@ -495,21 +664,31 @@ class OverviewDetector:
         if self.evidence == "net-text":
             net = labelling.content_chars - labelling.link_chars
             score = 1.0 / (1.0 + ((max(net, 0) + 1) / self.min_net_text_length) ** 2)
-            return OverviewVerdict(
-                score >= self.threshold,
-                score,
-                (f"net text length {net} (minimum {self.min_net_text_length})",),
+            return self._verdict(
+                score, (f"net text length {net} (minimum {self.min_net_text_length})",)
             )
+        model = self.model or shipped_model()
         evidence = page_evidence(document, labelling)
-        values = evidence.features(self.min_net_text_length)
-        x = np.array([values[name] for name in MODEL_FEATURES])
-        contributions = WEIGHTS * (x - _REFERENCE) / SCALES
-        score = 1.0 / (1.0 + math.exp(-(_REFERENCE_LOGIT + float(contributions.sum()))))
-        details = evidence.to_dict()
-        reasons = tuple(
-            f"{_REASONS[MODEL_FEATURES[i]].format(**details)} "
-            f"({'overview' if contributions[i] > 0 else 'article'} {contributions[i]:+.2f})"
-            for i in np.argsort(-np.abs(contributions))[:REASONS].tolist()
-            if contributions[i] != 0
+        base, contributions = model.contributions(model.vector(evidence, self.min_net_text_length))
+        score = 1.0 / (1.0 + math.exp(-(base + float(contributions.sum()))))
+        verdict = self._verdict(score, ())
+        return dataclasses.replace(
+            verdict, reasons=explain(model, evidence, contributions, verdict.verdict)
         )
-        return OverviewVerdict(score >= self.threshold, score, reasons)
+
+
+def explain(
+    model: OverviewModel, evidence: PageEvidence, contributions: np.ndarray, verdict: Verdict
+) -> tuple[str, ...]:
+    """What moved the score towards ``verdict`` (towards overview for "overview" and
+    "uncertain", towards article for "content"): at most :data:`REASONS` features, the
+    largest contribution first."""
+    towards = -1.0 if verdict == "content" else 1.0
+    order = np.argsort(-towards * contributions, kind="stable")[:REASONS].tolist()
+    details = evidence.to_dict()
+    return tuple(
+        f"{_REASONS[model.features[i]].format(**details)} "
+        f"({'overview' if contributions[i] > 0 else 'article'} {contributions[i]:+.2f})"
+        for i in order
+        if towards * contributions[i] > 0
+    )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import json
 import re
 from pathlib import Path
 
@@ -19,12 +20,11 @@ from scrapy_tagratio.algorithms.base import Labelling
 from scrapy_tagratio.document import Document
 from scrapy_tagratio.overview import (
     FEATURES,
-    MEANS,
-    MODEL_FEATURES,
-    SCALES,
-    WEIGHTS,
+    MODEL_FILE,
+    MODEL_FORMAT,
     PageEvidence,
     page_evidence,
+    shipped_model,
     text_scale,
     url_shape,
 )
@@ -205,7 +205,9 @@ def test_page_signals(head: str, field: str) -> None:
 
 
 def test_microdata_and_rel_next_in_the_body() -> None:
-    page = article_page().replace("<article>", '<article itemscope itemtype="https://schema.org/BlogPosting/">')
+    page = article_page().replace(
+        "<article>", '<article itemscope itemtype="https://schema.org/BlogPosting/">'
+    )
     assert evidence_of(page).declares_article
     paged = front_page().replace("</main>", '</main><a rel="next nofollow" href="?page=2">Next</a>')
     assert evidence_of(paged).paginated
@@ -276,16 +278,31 @@ def test_verdicts_and_reasons() -> None:
 
 
 def test_score_is_the_logistic_model() -> None:
-    """The score is sigmoid(intercept + weights . standardised features): recompute it."""
-    from scrapy_tagratio.overview import INTERCEPT
-
+    """The score is sigmoid(intercept + weights . standardised features) of the model
+    file: recompute it from the file's numbers."""
+    data = json.loads(MODEL_FILE.read_text(encoding="utf-8"))
     document = Document.from_input(front_page())
     labelled = get_algorithm(DEFAULT_ALGORITHM)().run(document)
     values = page_evidence(document, labelled).features(500)
-    x = np.array([values[name] for name in MODEL_FEATURES])
-    expected = 1 / (1 + np.exp(-(INTERCEPT + WEIGHTS @ ((x - MEANS) / SCALES))))
+    x = np.array([values[name] for name in data["features"]])
+    z = data["intercept"] + np.dot(data["weights"], (x - data["means"]) / np.array(data["scales"]))
+    expected = 1 / (1 + np.exp(-z))
     assert OverviewDetector().detect(document, labelled).score == pytest.approx(expected)
-    assert set(MODEL_FEATURES) <= set(FEATURES)
+
+
+def test_model_file_matches_the_feature_code() -> None:
+    """The shipped file names features the code computes, in the code's order, with one
+    number of each kind per feature, and thresholds in order."""
+    data = json.loads(MODEL_FILE.read_text(encoding="utf-8"))
+    names = data["features"]
+    assert data["format"] == MODEL_FORMAT
+    assert list(evidence_of(article_page()).features(500)) == list(FEATURES)
+    assert len(set(names)) == len(names) and names == [n for n in FEATURES if n in names]
+    assert len(data["means"]) == len(data["scales"]) == len(data["weights"]) == len(names)
+    assert all(scale > 0 for scale in data["scales"])
+    assert 0.0 <= data["uncertain_threshold"] <= data["threshold"] <= 1.0
+    model = shipped_model()
+    assert model.features == tuple(names) and model.threshold == data["threshold"]
 
 
 def test_threshold_and_min_net_text_length_settings() -> None:
