@@ -1,0 +1,138 @@
+"""Repeated sibling structures: comment threads and teaser lists, found without words."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from scrapy_tagratio.document import Document
+from scrapy_tagratio.structure import MIN_REPEATS, find_structures, repeated_items
+
+STORY = "".join(
+    f"<p>Paragraph {i}: the council met on Tuesday evening and agreed to repair the old sea "
+    "wall before the winter storms arrive, after a long debate about the harbour.</p>"
+    for i in range(6)
+)
+
+
+def comment(i: int, replies: str = "") -> str:
+    # Class names in no known vocabulary: the detection must not read them.
+    return (
+        f"<li class='x{i}'><div class='k1'><a href='https://reader{i}.example/'>Reader {i}</a>"
+        f" <time datetime='2024-01-0{i + 1}'>January {i + 1}</time></div>"
+        f"<div class='k2'><p>I think the wall should have been repaired years ago; the "
+        f"council wasted time on studies (reader {i}).</p></div>"
+        f"<div class='k3'><a href='#reply-{i}'>Reply</a></div>{replies}</li>"
+    )
+
+
+def teaser(i: int) -> str:
+    return (
+        f"<li><a href='/stories/{i}'><h3>Another story about the town, number {i}</h3></a>"
+        f"<p>A short summary of story {i}.</p></li>"
+    )
+
+
+def page(*parts: str) -> Document:
+    return Document.from_input("<html><body>" + "".join(parts) + "</body></html>")
+
+
+def test_comment_thread_after_the_article_is_found_and_the_article_is_not() -> None:
+    doc = page(
+        "<article><h1>Council repairs the wall</h1>",
+        STORY,
+        "</article><ol>",
+        *(comment(i) for i in range(4)),
+        "</ol>",
+    )
+    found = find_structures(doc)
+    thread = doc.text_of(found.comment)
+    for i in range(4):
+        assert f"(reader {i})" in thread
+        assert f"Reader {i}" in thread
+    assert "Paragraph" not in thread
+    assert not found.teaser.any()
+    assert found.comment_items.sum() == 4
+    assert set(np.asarray(doc.nodes.tag)[found.comment_items]) == {"li"}
+
+
+def test_replies_nested_in_comments_belong_to_the_thread() -> None:
+    replies = "<ol>" + "".join(comment(5 + j) for j in range(2)) + "</ol>"
+    doc = page(STORY, "<ol>", comment(0, replies), comment(1), comment(2), "</ol>")
+    thread = doc.text_of(find_structures(doc).comment)
+    assert "(reader 5)" in thread and "(reader 6)" in thread
+
+
+def test_too_few_repeats_are_no_thread() -> None:
+    doc = page(STORY, "<ol>", *(comment(i) for i in range(MIN_REPEATS - 1)), "</ol>")
+    assert not find_structures(doc).comment.any()
+
+
+def test_teaser_list_links_to_distinct_pages_through_headlines() -> None:
+    doc = page("<article>", STORY, "</article><ul>", *(teaser(i) for i in range(5)), "</ul>")
+    found = find_structures(doc)
+    teasers = doc.text_of(found.teaser)
+    assert all(f"summary of story {i}" in teasers for i in range(5))
+    assert "Paragraph" not in teasers
+    assert not found.comment.any()
+
+
+def test_teasers_that_all_lead_to_one_page_are_no_teaser_list() -> None:
+    items = [teaser(i).replace(f"/stories/{i}", "/stories/same") for i in range(5)]
+    doc = page(STORY, "<ul>", *items, "</ul>")
+    assert not find_structures(doc).teaser.any()
+
+
+def test_a_menu_of_short_links_is_no_teaser_list() -> None:
+    menu = "".join(f"<li><a href='/section/{i}'>Section {i}</a></li>" for i in range(8))
+    doc = page("<ul>", menu, "</ul>", STORY)
+    assert not find_structures(doc).teaser.any()
+
+
+def test_article_sections_with_headings_are_no_thread() -> None:
+    # Repeated sections of one article: heading, paragraph with an inline link, a date line.
+    sections = "".join(
+        f"<section><h2>Part {i}</h2><div><a href='/src/{i}'>Source {i}</a> "
+        f"<time>2024</time></div><p>The long text of part {i} of the article goes on about "
+        "the harbour and the wall for a while.</p></section>"
+        for i in range(4)
+    )
+    doc = page(sections)
+    assert not find_structures(doc).comment.any()
+
+
+def test_paragraphs_are_never_items() -> None:
+    doc = page(STORY)
+    assert (repeated_items(doc.nodes) < 0).all()
+
+
+def test_empty_and_tiny_pages() -> None:
+    for html in ("", "<p>x</p>", "<html><body></body></html>"):
+        found = find_structures(Document.from_input(html))
+        assert not found.comment.any() and not found.teaser.any()
+
+
+REAL_PAGES = [
+    # (trafilatura-eval page, kind, a class word of its items: checked by hand)
+    ("0ac0531f1f0543f4a3f68159e5fd1875", "comment", "comment"),
+    ("Dezubekizacja_reaktywacja._Czyli_daty_maja_znaczenie_-_Dziennik.pl", "comment", "comments"),
+    ("Raptastisch.net-Seitenhieb", "teaser", "rpwe-li"),
+]
+
+
+@pytest.mark.parametrize(("page_id", "kind", "word"), REAL_PAGES)
+def test_real_pages(benchmark_set: Any, page_id: str, kind: str, word: str) -> None:
+    """On real development pages the structures are found, and no gold main-text snippet
+    lies inside them."""
+    real = benchmark_set("trafilatura").load_page("trafilatura", page_id)
+    gold = real.gold
+    doc = Document.from_input(real.html, url=real.url)
+    found = find_structures(doc)
+    items = np.flatnonzero(getattr(found, f"{kind}_items"))
+    assert items.size >= MIN_REPEATS
+    assert any(word in doc.nodes.hint[i] for i in items)
+    flagged = " ".join(doc.text_of(getattr(found, kind)).split())
+    assert flagged
+    assert not [s for s in gold["with"] if " ".join(s.split()) in flagged]
