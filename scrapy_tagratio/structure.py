@@ -115,16 +115,14 @@ def repeated_items(nodes: NodeTable, min_repeats: int = MIN_REPEATS) -> np.ndarr
     group = np.full(n, -1, dtype=np.int64)
     if n < min_repeats + 1:
         return group
-    codes, _ = nodes.tag_codes
+    codes, names = nodes.tag_codes
     candidate = (nodes.parent >= 0) & ~nodes.tag_mask(_NEVER_ITEMS)
     index = np.flatnonzero(candidate)
-    key = np.column_stack((nodes.parent[index].astype(np.int64), codes[index]))
-    _, inverse, counts = np.unique(key, axis=0, return_inverse=True, return_counts=True)
-    inverse = inverse.reshape(-1)
+    key = nodes.parent[index].astype(np.int64) * len(names) + codes[index]
+    _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
     repeated = counts[inverse] >= min_repeats
-    # Group numbers in order of the groups' first items (stable across runs).
-    kept_groups, numbers = np.unique(inverse[repeated], return_inverse=True)
-    del kept_groups
+    # Group numbers in order of the groups' keys (parents in document order).
+    _, numbers = np.unique(inverse[repeated], return_inverse=True)
     group[index[repeated]] = numbers.reshape(-1)
     return group
 
@@ -181,13 +179,15 @@ def find_structures(document: Document, *, min_repeats: int = MIN_REPEATS) -> St
         & (body_chars[items] >= COMMENT_BODY_CHARS)
         & (unlinked >= 2 * link_chars)
     )
-    leads_away = np.zeros(items.size, dtype=bool)
-    targets = np.full(items.size, "", dtype=object)
+    # The page each item's headline leads to, as a number per distinct href (-1: none,
+    # or the same page).
+    target_ids: dict[str, int] = {}
+    targets = np.full(items.size, -1, dtype=np.int64)
     for position in np.flatnonzero(found).tolist():
         target = (document.href(int(first_link[position])) or "").strip()
         if target and not target.lower().startswith(_SAME_PAGE_PREFIXES):
-            leads_away[position] = True
-            targets[position] = target
+            targets[position] = target_ids.setdefault(target, len(target_ids))
+    leads_away = targets >= 0
     link_text = nodes.chars[np.maximum(first_link, 0)].astype(np.float64)
     looks_teaser = leads_away & (
         (link_text >= HEADLINE_SHARE * chars) | in_heading[np.maximum(first_link, 0)]
@@ -201,11 +201,8 @@ def find_structures(document: Document, *, min_repeats: int = MIN_REPEATS) -> St
     comments = np.bincount(number, weights=looks_comment, minlength=n_groups)
     teasers = np.bincount(number, weights=looks_teaser, minlength=n_groups)
     comment_share, teaser_share = comments / size, teasers / size
-    distinct = np.zeros(n_groups)
-    teasing = np.flatnonzero(teaser_share >= GROUP_SHARE)
-    for g in teasing.tolist():
-        chosen = targets[(number == g) & looks_teaser]
-        distinct[g] = len(set(chosen.tolist())) / size[g]
+    pairs = np.unique(number[looks_teaser] * max(len(target_ids), 1) + targets[looks_teaser])
+    distinct = np.bincount(pairs // max(len(target_ids), 1), minlength=n_groups) / size
     teaser_group = (teasers >= min_repeats) & (teaser_share >= GROUP_SHARE)
     teaser_group &= distinct >= GROUP_SHARE
     comment_group = (comments >= min_repeats) & (comment_share >= GROUP_SHARE) & ~teaser_group
