@@ -16,7 +16,9 @@ A response flows downloader middleware -> callback -> spider middleware:
 
 Stats are integers (scrapy-redis's ``RedisStatsCollector`` adds them up in Redis):
 
-* ``tagratio/pages_extracted``, ``tagratio/overview_pages``, ``tagratio/pages_ignored``;
+* ``tagratio/pages_extracted``, ``tagratio/overview_pages``, ``tagratio/pages_ignored``,
+  ``tagratio/overview_uncertain`` (pages between the overview detector's two thresholds:
+  items kept, ``overview_verdict`` "uncertain" in their scores);
 * ``tagratio/items_annotated``, ``tagratio/items_with_error``, ``tagratio/items_dropped``;
 * ``tagratio/skipped/<why>``: ``non_html``, ``disabled`` (per request), and the resource
   limits ``too_large`` and ``time_budget``;
@@ -93,6 +95,8 @@ def record_outcome(stats: StatsCollector, outcome: Outcome, url: str | None) -> 
         stats.max_value("tagratio/extraction_time_max_us", outcome.elapsed_us)
         if extraction.is_overview:
             stats.inc_value("tagratio/overview_pages")
+        elif extraction.overview_verdict == "uncertain":
+            stats.inc_value("tagratio/overview_uncertain")
         return
     kind = outcome.error_kind or "extraction"
     if kind in SKIP_KINDS:

@@ -3,44 +3,41 @@ listing (it lists or teases other pages), or a page with one main text?
 
 The baseline is TextSweeper's test (Lang et al. 2012, end of section 3): a page whose
 extracted content has a *net text length* (text minus link text) below a minimum is an
-overview page. It depends on the extraction: an extractor that keeps teaser summaries
-passes a listing, one that misses half an article rejects it. The paper points at better
-evidence without using it together; this module measures it on the page itself, from the
-node table, the ``<head>`` and the URL, in one or two milliseconds and without a second
-parse:
+overview page. It depends on the extraction and calls every short article an overview
+page. This module measures evidence on the page itself, from the node table, the
+``<head>`` and the URL, without a second parse, and in any language:
 
-* **link share**: the share of the page's text inside links;
-* **teasers**: repeated sibling blocks (same parent, same tag, at least 3) each holding
-  one to three headline-long links, and of those the ones with a short text beside the
-  link; the size of the largest such group; headings that hold a link; the number of
-  distinct article-like link targets (a path with a slug, a long number or ``.html``);
-* **article body**: text is cut into layout blocks (the nearest block-level element of
-  each piece of text) and blocks into *runs* at every block that is mostly link text (a
-  headline link, a menu, a "read more"): an article is one long run of long paragraphs,
-  a listing many short runs, one per teaser. Measured: the long paragraphs in the
-  longest run, that run's share of the page's non-link text, and the largest set of
-  long paragraphs under one parent; also whether the ``<title>`` contains the first
-  ``<h1>`` (an article's title repeats its headline; a listing's ``<h1>`` is the site's
-  name or missing);
-* **the page's own signals**: ``og:type``, JSON-LD ``@type`` and microdata
-  ``itemtype`` (``NewsArticle``, ``BlogPosting``... against ``CollectionPage``,
-  ``ItemList``, ``SearchResultsPage``, ``Blog``), a published-time meta, ``rel=next`` /
-  ``rel=prev`` pagination;
-* **URL shape**, when the URL is known: a home page (no path), a listing (``/tag/``,
-  ``/category/``, ``/page/2``, ``?page=3``...), an article (a slug with several hyphens,
-  a long number, a date path).
+* **teasers** (:func:`teaser_evidence`, on :mod:`~scrapy_tagratio.structure`): repeated
+  sibling items whose headline links lead to distinct pages, short (a story with its
+  comments is no teaser); comment threads (author, time, reply link and a prose body) are
+  told apart and are no teasers. Measured: teasers with a summary, headings holding a
+  teaser link, the teasers' share of the page's text and of the extraction's main
+  content (a listing's main content is teasers; an article's is its body, whatever rail
+  sits beside it);
+* **prose**: text cut into layout blocks and blocks into runs at every block that is
+  mostly link text: long paragraphs in the longest run, its share of the page's text,
+  the largest set of long paragraphs under one parent, long paragraphs in the main
+  content and outside every teaser and comment; whether the ``<title>`` repeats the
+  first ``<h1>``. A listing has many items, not few characters: a short article has
+  little prose but no teasers either;
+* **the page's declarations**: ``og:type``, JSON-LD ``@type`` and microdata
+  ``itemtype`` (``NewsArticle``... against ``CollectionPage``, ``ItemList``...), a
+  published-time meta, ``rel=next``/``prev``;
+* **URL shape**, when known: a home page, a listing (``/tag/``, ``/page/2``...), an
+  article (a slug, a long number, a date path).
 
 Lengths are counted in characters times a *text scale*: about 3 on Chinese, Japanese and
-Korean pages, whose characters carry about three times what a Latin letter does, 1
-elsewhere; no word list of any language is needed except the URL's listing words
-(``tag``, ``category``, ``page``...), which are the vocabulary of web software, not of
-the page's language.
+Korean pages, 1 elsewhere; no word list of any language is needed except the URL's
+listing words, which are the vocabulary of web software.
 
-The combined score is a logistic model over a subset of these features (those that
-helped in site-grouped cross-validation). Its constants below were fitted on the 346
-labelled pages of ``overview-dev`` by ``benchmarks/overview.py --fit`` (scikit-learn,
-standardised features, L2 penalty C = 0.1); rerun it to refit. The script also measures
-each kind of evidence alone and the combination with the sites split across folds.
+The combined score is a logistic model (:class:`OverviewModel`) read from the model file
+``models/overview.json``, which ``python -m benchmarks.overview --fit`` writes: fitted on
+every page of the development pool (``benchmarks/protocol.py``), its probability
+calibrated there, its two thresholds chosen on held-out folds so that few content pages
+are dropped. A page at or above the drop threshold is ``"overview"`` (its items are
+dropped), between the two ``"uncertain"`` (kept and tagged), else ``"content"``. The
+declarations and the URL weigh as learned but are never decisive alone: a page is only
+dropped if its structure alone scores at least the uncertain threshold.
 """
 
 from __future__ import annotations
@@ -67,6 +64,7 @@ from .algorithms.base import (
 )
 from .document import Document, NodeTable
 from .errors import ExtractionError
+from .structure import find_structures
 
 __all__ = [
     "FEATURES",
@@ -89,50 +87,27 @@ _DENSE_SCRIPT = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaf
 HEADLINE_LINK = 20
 #: A layout block of this much non-link text (scaled characters) is a long paragraph.
 LONG_PARAGRAPH = 100
-#: Teaser blocks: at most this much text (scaled characters) and 1-3 headline links ...
+#: A teaser holds at most this much text (scaled characters).
 TEASER_MAX_LENGTH = 1500
-TEASER_MAX_LINKS = 3
-#: ... with at least this much non-link text beside the link to count as "with summary".
+#: A teaser with at least this much non-link text (scaled characters) has a summary.
 TEASER_SUMMARY = 40
-#: Siblings needed to call a repeated structure a teaser group.
-TEASER_GROUP = 3
 
 #: schema.org types that declare one article (JSON-LD ``@type``, microdata ``itemtype``).
 ARTICLE_TYPES = frozenset(
     {
-        "Article",
-        "NewsArticle",
-        "BlogPosting",
-        "ReportageNewsArticle",
-        "AnalysisNewsArticle",
-        "OpinionNewsArticle",
-        "BackgroundNewsArticle",
-        "ReviewNewsArticle",
-        "LiveBlogPosting",
-        "TechArticle",
-        "ScholarlyArticle",
-        "SocialMediaPosting",
-        "Report",
-        "SatiricalArticle",
-        "DiscussionForumPosting",
+        "Article", "NewsArticle", "BlogPosting", "ReportageNewsArticle",
+        "AnalysisNewsArticle", "OpinionNewsArticle", "BackgroundNewsArticle",
+        "ReviewNewsArticle", "LiveBlogPosting", "TechArticle", "ScholarlyArticle",
+        "SocialMediaPosting", "Report", "SatiricalArticle", "DiscussionForumPosting",
     }
-)
+)  # fmt: skip
 #: schema.org types that declare one item that is not an article (a product, an event...).
 ITEM_TYPES = frozenset(
     {
-        "Product",
-        "Recipe",
-        "Event",
-        "Movie",
-        "QAPage",
-        "JobPosting",
-        "Course",
-        "Book",
-        "Review",
-        "MusicRecording",
-        "VideoObject",
+        "Product", "Recipe", "Event", "Movie", "QAPage", "JobPosting", "Course", "Book",
+        "Review", "MusicRecording", "VideoObject",
     }
-)
+)  # fmt: skip
 #: schema.org types that declare a listing.
 LISTING_TYPES = frozenset({"CollectionPage", "ItemList", "SearchResultsPage", "Blog"})
 _JSONLD_TYPE = re.compile(r'"@type"\s*:\s*\[?\s*"([^"]+)"')
@@ -142,32 +117,11 @@ _PUBLISHED_META = frozenset({"article:published_time", "datepublished", "pubdate
 #: Path segments and query keys of listings in the URL conventions of web software.
 _LISTING_SEGMENTS = frozenset(
     {
-        "tag",
-        "tags",
-        "category",
-        "categories",
-        "cat",
-        "section",
-        "sections",
-        "topic",
-        "topics",
-        "archive",
-        "archives",
-        "author",
-        "authors",
-        "search",
-        "page",
-        "paged",
-        "list",
-        "forum",
-        "forums",
-        "board",
-        "date",
-        "events",
-        "collection",
-        "shop",
+        "tag", "tags", "category", "categories", "cat", "section", "sections", "topic",
+        "topics", "archive", "archives", "author", "authors", "search", "page", "paged",
+        "list", "forum", "forums", "board", "date", "events", "collection", "shop",
     }
-)
+)  # fmt: skip
 _LISTING_KEYS = frozenset({"cat", "tag", "category", "s", "q", "query", "search"})
 _PAGE_KEYS = frozenset({"page", "paged", "p", "pg", "start", "offset"})
 _PAGINATED_PATH = re.compile(r"(?:^|/)page/\d+|/p\d+$|index\d+\.html?$|list_\d+_\d+", re.I)
@@ -233,7 +187,12 @@ class PageEvidence:
     summary_teasers: int
     largest_teaser_group: int
     heading_links: int
-    article_links: int
+    teaser_share: float
+    comment_items: int
+    comment_share: float
+    main_teaser_share: float
+    main_prose: int
+    free_prose: float
     prose_paragraphs: int
     prose_share: float
     prose_block: float
@@ -245,6 +204,13 @@ class PageEvidence:
     published_time: bool
     paginated: bool
     url_shape: str
+    total_length: float  # all text of the page, scaled characters
+    main_link_share: float  # link characters of the extraction's content, as a share
+
+    @property
+    def prose_block_share(self) -> float:
+        """The largest block of long paragraphs as a share of the page's text."""
+        return min(1.0, self.prose_block / self.total_length) if self.total_length else 0.0
 
     def features(self, min_net_text_length: int) -> dict[str, float]:
         """The model's inputs: counts on a log scale, flags as 0/1, the net text length
@@ -258,7 +224,14 @@ class PageEvidence:
             "summary_teasers": log1p(self.summary_teasers),
             "largest_teaser_group": log1p(self.largest_teaser_group),
             "heading_links": log1p(self.heading_links),
-            "article_links": log1p(self.article_links),
+            "teaser_share": self.teaser_share,
+            "comment_items": log1p(self.comment_items),
+            "comment_share": self.comment_share,
+            "main_teaser_share": self.main_teaser_share,
+            "main_link_share": self.main_link_share,
+            "main_prose": log1p(self.main_prose),
+            "free_prose": log1p(self.free_prose),
+            "prose_block_share": self.prose_block_share,
             "prose_paragraphs": log1p(self.prose_paragraphs),
             "prose_share": self.prose_share,
             "prose_block": log1p(self.prose_block),
@@ -275,67 +248,89 @@ class PageEvidence:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data["prose_block_share"] = self.prose_block_share
+        return data
 
 
 #: Names of :meth:`PageEvidence.features`, in order.
 FEATURES = (
     "net_text", "link_share", "teasers", "summary_teasers", "largest_teaser_group",
-    "heading_links", "article_links", "prose_paragraphs", "prose_share", "prose_block",
+    "heading_links", "teaser_share", "comment_items", "comment_share",
+    "main_teaser_share", "main_link_share", "main_prose", "free_prose", "prose_block_share",
+    "prose_paragraphs", "prose_share", "prose_block",
     "title_repeats_heading", "declares_article", "declares_item", "declares_listing",
     "og_website", "published_time", "paginated", "url_home", "url_listing", "url_article",
 )  # fmt: skip
 
 
-def _teaser_counts(
-    document: Document, scale: float, is_anchor: np.ndarray
-) -> tuple[int, int, int, int, int]:
-    """Teaser blocks, those with a summary, the largest group, headings with a link and
-    distinct article-like link targets."""
+@dataclass(frozen=True)
+class Teasers:
+    """The repeated structures of a page and what the extraction kept of them (see
+    :func:`teaser_evidence`)."""
+
+    teasers: int
+    summary_teasers: int
+    largest_teaser_group: int
+    heading_links: int
+    teaser_share: float
+    comment_items: int
+    comment_share: float
+    main_teaser_share: float
+    main_prose: int
+    free_prose: float
+
+
+def teaser_evidence(document: Document, labelling: Labelling, scale: float) -> Teasers:
+    """Teaser lists and comment threads (:func:`~scrapy_tagratio.structure.find_structures`:
+    repeated siblings whose headlines lead to distinct pages, against repeated siblings
+    with an author/time/reply part and a prose body) and where they sit.
+
+    A listing has many teasers and they hold much of its text; an article's teasers are a
+    rail beside its body, and its comments are no teasers at all. The extraction's main
+    content says which is the page's main block: a listing's main content is teasers, an
+    article's is long paragraphs outside any teaser (``main_teaser_share``, ``main_prose``).
+    """
     nodes = document.nodes
-    headline = is_anchor & (nodes.chars * scale >= HEADLINE_LINK)
-    headlines_inside = nodes.subtree_sum(headline.astype(np.int64))
-    item = (
-        nodes.is_block
-        & (headlines_inside >= 1)
-        & (headlines_inside <= TEASER_MAX_LINKS)
-        & (nodes.chars * scale <= TEASER_MAX_LENGTH)
+    found = find_structures(document)
+    # A teaser is short: an item holding a whole story and its comments is no teaser.
+    short = found.teaser_items & (nodes.chars * scale <= TEASER_MAX_LENGTH)
+    teaser_items = np.flatnonzero(short)
+    teaser = nodes.with_descendants(short)
+    unlinked = (nodes.chars - nodes.link_chars) * scale
+    total = float(nodes.chars[0]) if len(nodes) else 0.0
+    groups = found.group[teaser_items]
+    is_anchor = nodes.tag_mask(("a",))
+    heading_links = nodes.tag_mask(HEADING_TAGS) & teaser
+    heading_links &= nodes.subtree_sum(is_anchor) > 0
+    content = labelling.content_nodes
+    if content is None:  # an algorithm without a node mask: the whole page
+        content = np.ones(len(nodes), dtype=bool)
+    content_chars = float(nodes.own_chars[content].sum())
+    owner = nodes.block
+    block_text = np.bincount(
+        owner, weights=(nodes.own_chars - nodes.own_link_chars) * content, minlength=len(nodes)
     )
-    items = np.flatnonzero(item)
-    teasers = summaries = largest = 0
-    if items.size:
-        node_codes, codes = nodes.tag_codes
-        key = nodes.parent[items].astype(np.int64) * len(codes) + node_codes[items]
-        _, group, size = np.unique(key, return_inverse=True, return_counts=True)
-        grouped = size[group] >= TEASER_GROUP
-        summary = (nodes.chars[items] - nodes.link_chars[items]) * scale >= TEASER_SUMMARY
-        teasers = int(grouped.sum())
-        summaries = int((grouped & summary).sum())
-        largest = int(size.max()) if teasers else 0
-    is_heading = nodes.tag_mask(HEADING_TAGS)
-    heading_links = int((is_heading & (nodes.subtree_sum(is_anchor.astype(np.int64)) > 0)).sum())
-    targets = set(map(document.href, np.flatnonzero(headline).tolist()))
-    article_links = sum(1 for href in targets if href and _looks_like_article_link(href))
-    return teasers, summaries, largest, heading_links, article_links
-
-
-_LINK_PATH = re.compile(r"^(?:[a-zA-Z][\w+.-]*:)?(?://[^/?#]*)?([^?#]*)")
-_LONG_NUMBER_IN_LINK = re.compile(r"\d{4,}")
-
-
-def _looks_like_article_link(href: str) -> bool:
-    """A link target with a path of two or more segments whose last one is a slug (two
-    or more hyphens/underscores), carries a long number, or ends in ``.html``."""
-    match = _LINK_PATH.match(href)
-    path = match.group(1) if match else ""
-    segments = [s for s in path.split("/") if s]
-    if len(segments) < 2:
-        return False
-    last = segments[-1]
-    return (
-        len(_SLUG_SEPARATOR.findall(last)) >= 2
-        or _LONG_NUMBER_IN_LINK.search(path) is not None
-        or last.endswith((".html", ".htm", ".shtml"))
+    outside = ~teaser & ~found.comment
+    prose = (block_text * scale >= LONG_PARAGRAPH) & outside
+    page_text = (
+        np.bincount(owner, weights=nodes.own_chars - nodes.own_link_chars, minlength=len(nodes))
+        * scale
+    )
+    free = np.where((page_text >= LONG_PARAGRAPH) & outside, page_text, 0.0)
+    return Teasers(
+        teasers=int(teaser_items.size),
+        summary_teasers=int((unlinked[teaser_items] >= TEASER_SUMMARY).sum()),
+        largest_teaser_group=int(np.bincount(groups).max()) if groups.size else 0,
+        heading_links=int(heading_links.sum()),
+        teaser_share=float(nodes.own_chars[teaser].sum()) / total if total else 0.0,
+        comment_items=int(found.comment_items.sum()),
+        comment_share=float(nodes.own_chars[found.comment].sum()) / total if total else 0.0,
+        main_teaser_share=float(nodes.own_chars[content & teaser].sum()) / content_chars
+        if content_chars
+        else 0.0,
+        main_prose=int(prose.sum()),
+        free_prose=float(free.sum()),
     )
 
 
@@ -409,21 +404,14 @@ def page_evidence(document: Document, labelling: Labelling) -> PageEvidence:
     nodes = document.nodes
     scale = text_scale(document)
     total = int(nodes.chars[0]) if len(nodes) else 0
-    is_anchor = nodes.tag_mask(frozenset({"a"}))
-    teasers, summaries, largest, heading_links, article_links = _teaser_counts(
-        document, scale, is_anchor
-    )
+    teasers = teaser_evidence(document, labelling, scale)
     paragraphs, share, block = _prose(nodes, scale) if total else (0, 0.0, 0.0)
     article, item, listing, website, published, paginated = _page_signals(document)
     return PageEvidence(
         net_text_length=labelling.content_chars - labelling.link_chars,
         text_scale=scale,
         link_share=int(nodes.link_chars[0]) / total if total else 0.0,
-        teasers=teasers,
-        summary_teasers=summaries,
-        largest_teaser_group=largest,
-        heading_links=heading_links,
-        article_links=article_links,
+        **dataclasses.asdict(teasers),
         prose_paragraphs=paragraphs,
         prose_share=share,
         prose_block=block,
@@ -435,6 +423,10 @@ def page_evidence(document: Document, labelling: Labelling) -> PageEvidence:
         published_time=published,
         paginated=paginated,
         url_shape=url_shape(document.url),
+        total_length=total * scale,
+        main_link_share=labelling.link_chars / labelling.content_chars
+        if labelling.content_chars
+        else 0.0,
     )
 
 
@@ -443,6 +435,14 @@ FLAGS = frozenset(
     {
         "title_repeats_heading", "declares_article", "declares_item", "declares_listing",
         "og_website", "published_time", "paginated", "url_home", "url_listing", "url_article",
+    }
+)  # fmt: skip
+#: The page's declarations and its URL: evidence, never decisive alone (see
+#: :meth:`OverviewModel.judge`).
+SIGNALS = frozenset(
+    {
+        "declares_article", "declares_item", "declares_listing", "og_website",
+        "published_time", "paginated", "url_home", "url_listing", "url_article",
     }
 )  # fmt: skip
 #: The shipped model, written by ``python -m benchmarks.overview --fit``.
@@ -540,6 +540,29 @@ class OverviewModel:
         logit = self.intercept + ((x - self.means) / self.scales) @ self.weights
         return 1.0 / (1.0 + np.exp(-logit))
 
+    @cached_property
+    def _signals(self) -> np.ndarray:
+        return np.array([name in SIGNALS for name in self.features])
+
+    def judge(
+        self, x: np.ndarray, drop: float | None = None, uncertain: float | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Per row of ``x``: the probability and the verdict code (2 overview, 1 uncertain,
+        0 content) at the thresholds given (the model's by default).
+
+        The page's declarations and URL (:data:`SIGNALS`) are evidence, never decisive
+        alone: a page is called overview only if its structure alone (those features at
+        their neutral value, absent) scores at least the uncertain threshold; a page
+        pushed over the drop threshold by them alone is uncertain.
+        """
+        drop = self.threshold if drop is None else drop
+        uncertain = min(self.uncertain_threshold, drop) if uncertain is None else uncertain
+        score = self.probability(x)
+        structure = self.probability(np.where(self._signals, self._reference, x))
+        code = (score >= uncertain).astype(np.int8)
+        code[(score >= drop) & (structure >= uncertain)] = 2
+        return score, code
+
 
 @cache
 def shipped_model() -> OverviewModel:
@@ -557,10 +580,17 @@ _REASONS: Mapping[str, str] = {
     "summary_teasers": "{summary_teasers} teasers with a summary",
     "largest_teaser_group": "largest teaser group {largest_teaser_group}",
     "heading_links": "{heading_links} headings with a link",
-    "article_links": "{article_links} distinct article-like links",
     "prose_paragraphs": "{prose_paragraphs} long paragraphs in one run",
     "prose_share": "longest prose run holds {prose_share:.0%} of the text",
     "prose_block": "largest block of long paragraphs {prose_block:.0f} chars",
+    "teaser_share": "teasers hold {teaser_share:.0%} of the text",
+    "comment_items": "{comment_items} comments",
+    "comment_share": "comments hold {comment_share:.0%} of the text",
+    "main_teaser_share": "teasers hold {main_teaser_share:.0%} of the main content",
+    "main_link_share": "links hold {main_link_share:.0%} of the main content",
+    "main_prose": "{main_prose} long paragraphs in the main content",
+    "free_prose": "{free_prose:.0f} chars of long paragraphs outside teasers and comments",
+    "prose_block_share": "largest block of long paragraphs: {prose_block_share:.0%} of the text",
     "title_repeats_heading": "the title repeats the h1",
     "declares_article": "declares an article (og:type, schema.org)",
     "declares_item": "declares a single item (og:type, schema.org)",
@@ -576,6 +606,8 @@ _REASONS: Mapping[str, str] = {
 
 #: The three verdicts: drop the page's items, keep them tagged, keep them.
 Verdict = Literal["overview", "uncertain", "content"]
+#: The verdicts by code (0 content, 1 uncertain, 2 overview).
+VERDICTS: tuple[Verdict, Verdict, Verdict] = ("content", "uncertain", "overview")
 
 
 @dataclass(frozen=True)
@@ -647,10 +679,8 @@ class OverviewDetector:
 
     def _verdict(self, score: float, reasons: tuple[str, ...]) -> OverviewVerdict:
         drop, uncertain = self.thresholds
-        verdict: Verdict = (
-            "overview" if score >= drop else "uncertain" if score >= uncertain else "content"
-        )
-        return OverviewVerdict(verdict == "overview", score, reasons, verdict)
+        code = 2 if score >= drop else 1 if score >= uncertain else 0
+        return OverviewVerdict(code == 2, score, reasons, VERDICTS[code])
 
     def detect(self, document: Document, labelling: Labelling) -> OverviewVerdict:
         """The verdict for one page, given the labelling of whichever algorithm ran.
@@ -669,12 +699,11 @@ class OverviewDetector:
             )
         model = self.model or shipped_model()
         evidence = page_evidence(document, labelling)
-        base, contributions = model.contributions(model.vector(evidence, self.min_net_text_length))
-        score = 1.0 / (1.0 + math.exp(-(base + float(contributions.sum()))))
-        verdict = self._verdict(score, ())
-        return dataclasses.replace(
-            verdict, reasons=explain(model, evidence, contributions, verdict.verdict)
-        )
+        x = model.vector(evidence, self.min_net_text_length)
+        scores, codes = model.judge(x[None, :], *self.thresholds)
+        verdict = VERDICTS[int(codes[0])]
+        reasons = explain(model, evidence, model.contributions(x)[1], verdict)
+        return OverviewVerdict(verdict == "overview", float(scores[0]), reasons, verdict)
 
 
 def explain(
