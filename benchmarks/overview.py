@@ -472,13 +472,16 @@ def main(argv: Sequence[str] | None = None) -> None:
         figures = {
             "content_sets_leave_one_set_out": {
                 name: {
-                    url: {
-                        "overview": float(
-                            held_out["combined (protocol)"][name]
-                            .verdicts(mode)[0][[name in p.sets for p in data.pages]]
-                            .mean()
-                        ),
-                    }
+                    url: dict(
+                        zip(
+                            ("overview", "uncertain"),
+                            (
+                                float(called[[name in p.sets for p in data.pages]].mean())
+                                for called in held_out["combined (protocol)"][name].verdicts(mode)
+                            ),
+                            strict=True,
+                        )
+                    )
                     for mode, url in ((0, "with_url"), (1, "without_url"))
                 }
                 for name in protocol.CONTENT_SETS

@@ -37,7 +37,8 @@ calibrated there, its two thresholds chosen on held-out folds so that few conten
 are dropped. A page at or above the drop threshold is ``"overview"`` (its items are
 dropped), between the two ``"uncertain"`` (kept and tagged), else ``"content"``. The
 declarations and the URL weigh as learned but are never decisive alone: a page is only
-dropped if its structure alone scores at least the uncertain threshold.
+dropped if its structure alone scores at least the uncertain threshold, and never
+without teasers (:meth:`OverviewModel.judge`).
 """
 
 from __future__ import annotations
@@ -552,15 +553,20 @@ class OverviewModel:
 
         The page's declarations and URL (:data:`SIGNALS`) are evidence, never decisive
         alone: a page is called overview only if its structure alone (those features at
-        their neutral value, absent) scores at least the uncertain threshold; a page
-        pushed over the drop threshold by them alone is uncertain.
+        their neutral value, absent) scores at least the uncertain threshold. And a
+        listing has many items, not few characters: a page without any teaser structure
+        (``teaser_share`` 0) is never called overview, however little prose it has. A
+        page over the drop threshold that fails either test is uncertain.
         """
         drop = self.threshold if drop is None else drop
         uncertain = min(self.uncertain_threshold, drop) if uncertain is None else uncertain
         score = self.probability(x)
         structure = self.probability(np.where(self._signals, self._reference, x))
         code = (score >= uncertain).astype(np.int8)
-        code[(score >= drop) & (structure >= uncertain)] = 2
+        listing = (score >= drop) & (structure >= uncertain)
+        if "teaser_share" in self.features:
+            listing &= x[..., self.features.index("teaser_share")] > 0
+        code[listing] = 2
         return score, code
 
 

@@ -357,6 +357,27 @@ def test_url_and_declarations_are_never_decisive_alone() -> None:
     assert dropped.overview_verdict == "overview" and dropped.is_overview
 
 
+@pytest.mark.parametrize("url", [None, "https://example.com/", "https://example.com/p/3"])
+def test_pages_without_teasers_are_never_dropped(url: str | None) -> None:
+    """A listing has many items, not few characters: a search engine's home page (a form
+    and two links) and a picture post (a caption) have no teasers and keep their items,
+    whatever their URL."""
+    search = (
+        "<html><head><title>Search</title></head><body><form><input name=q>"
+        "<button>Search</button></form><a href=/about>About</a> <a href=/privacy>Privacy</a>"
+        "</body></html>"
+    )
+    picture = (
+        "<html><head><title>Sunset over the harbour</title></head><body><header>"
+        "<a href=/>Harbour Times</a></header><article><h1>Sunset over the harbour</h1>"
+        "<img src=a.jpg><p>The sun set over the harbour last night, seen from the quay.</p>"
+        "</article><footer><a href=/about>About us</a></footer></body></html>"
+    )
+    for page in (search, picture):
+        assert evidence_of(page, url).teaser_share == 0
+        assert not extract(page, url=url).is_overview
+
+
 def test_model_file_matches_the_feature_code() -> None:
     """The shipped file names features the code computes, in the code's order, with one
     number of each kind per feature, and thresholds in order."""

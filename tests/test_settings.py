@@ -147,7 +147,7 @@ def test_per_request_overrides() -> None:
 
 LINK_LIST = (
     "<html><body><ul>"
-    + "".join(f'<li><a href="/p/{i}">Story number {i}</a></li>' for i in range(60))
+    + "".join(f'<li><a href="/p/{i}">Harbour story number {i} of today</a></li>' for i in range(60))
     + "</ul></body></html>"
 )
 
