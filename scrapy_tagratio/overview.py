@@ -177,13 +177,10 @@ def url_shape(url: str | None) -> str:
 
 
 @dataclass(frozen=True)
-class PageEvidence:
-    """What the page says about itself, before any weighting (lengths in scaled
-    characters, see :func:`text_scale`)."""
+class TeaserEvidence:
+    """The repeated structures of a page and what the extraction kept of them (see
+    :func:`teaser_evidence`)."""
 
-    net_text_length: int  # of the extraction: content minus link characters
-    text_scale: float
-    link_share: float
     teasers: int
     summary_teasers: int
     largest_teaser_group: int
@@ -194,6 +191,16 @@ class PageEvidence:
     main_teaser_share: float
     main_prose: int
     free_prose: float
+
+
+@dataclass(frozen=True)
+class PageEvidence(TeaserEvidence):
+    """What the page says about itself, before any weighting (lengths in scaled
+    characters, see :func:`text_scale`): its teasers and the rest."""
+
+    net_text_length: int  # of the extraction: content minus link characters
+    text_scale: float
+    link_share: float
     prose_paragraphs: int
     prose_share: float
     prose_block: float
@@ -265,24 +272,7 @@ FEATURES = (
 )  # fmt: skip
 
 
-@dataclass(frozen=True)
-class Teasers:
-    """The repeated structures of a page and what the extraction kept of them (see
-    :func:`teaser_evidence`)."""
-
-    teasers: int
-    summary_teasers: int
-    largest_teaser_group: int
-    heading_links: int
-    teaser_share: float
-    comment_items: int
-    comment_share: float
-    main_teaser_share: float
-    main_prose: int
-    free_prose: float
-
-
-def teaser_evidence(document: Document, labelling: Labelling, scale: float) -> Teasers:
+def teaser_evidence(document: Document, labelling: Labelling, scale: float) -> TeaserEvidence:
     """Teaser lists and comment threads (:func:`~scrapy_tagratio.structure.find_structures`:
     repeated siblings whose headlines lead to distinct pages, against repeated siblings
     with an author/time/reply part and a prose body) and where they sit.
@@ -319,7 +309,7 @@ def teaser_evidence(document: Document, labelling: Labelling, scale: float) -> T
         * scale
     )
     free = np.where((page_text >= LONG_PARAGRAPH) & outside, page_text, 0.0)
-    return Teasers(
+    return TeaserEvidence(
         teasers=int(teaser_items.size),
         summary_teasers=int((unlinked[teaser_items] >= TEASER_SUMMARY).sum()),
         largest_teaser_group=int(np.bincount(groups).max()) if groups.size else 0,
