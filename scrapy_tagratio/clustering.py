@@ -15,8 +15,13 @@ over a second, more than clustering a few thousand points in numpy). Read beside
     start by k-means++ seeding (the origin counting as a chosen centre); of ten seedings
     the one of least squared error is kept.
   - :func:`farthest_first` (Hochbaum and Shmoys 1985, as Weka's ``FarthestFirst``): a
-    random first centre, then repeatedly the point farthest from the chosen centres;
-    points join the nearest centre. Its centroids are the means of the clusters' points.
+    random first centre, then repeatedly the point farthest from the chosen centres; the
+    chosen points stay the centres (Weka's ``m_ClusterCentroids`` are the chosen
+    instances, never moved) and every point joins the nearest one, the first on ties
+    (``clusterProcessedInstance``). Weka measures distance on attributes scaled to
+    [0, 1] by their range; here on the raw (h', g') (a reading of CETR, measured in
+    :mod:`scrapy_tagratio.algorithms.cetr`). Where Weka, short of distinct points, would
+    pick a copy of a centre (a cluster no point joins), fewer clusters come back.
   - :func:`gaussian_em` (Dempster et al. 1977, as Weka's ``EM``): a mixture of Gaussians
     with independent attributes (diagonal covariance), started from k-means, stopped
     when the mean log-likelihood gains less than 1e-6; minimum standard deviation 1e-6.
@@ -27,7 +32,9 @@ over a second, more than clustering a few thousand points in numpy). Read beside
   *density* wraps it as Weka's ``MakeDensityBasedClusterer`` does (:func:`density_reassign`):
   one normal distribution per cluster and attribute is fitted to the clusterer's labels,
   priors are the cluster sizes with a Laplace correction, and every point moves to the
-  cluster of highest prior times density. The non-content cluster keeps its identity
+  cluster of highest prior times density. A standard deviation at or below 1e-6 is
+  replaced by the attribute's sample standard deviation over all points (Weka's
+  ``numericStats.stdDev``), floored at 1e-6. The non-content cluster keeps its identity
   (the base clusterer's centroid closest to the origin).
 
 Every random choice comes from ``numpy.random.default_rng(seed)``: same input, same labels.
@@ -195,7 +202,8 @@ def kmeans(
 def farthest_first(
     points: np.ndarray, k: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Farthest-first traversal; returns (labels, centroids = means of the clusters).
+    """Farthest-first traversal as Weka's ``FarthestFirst``; returns (labels, centres =
+    the chosen points). Each point joins its nearest centre, the earliest chosen on ties.
 
     Fewer than ``k`` clusters come back when fewer than ``k`` distinct points exist."""
     cols = _columns(points)
@@ -208,9 +216,8 @@ def farthest_first(
             break
         chosen.append(far)
         nearest = np.minimum(nearest, _squared_distances(cols, cols[:, far][None, :])[0])
-    labels = _squared_distances(cols, cols[:, chosen].T).argmin(axis=0)
-    counts, sums = _cluster_sums(cols, labels, len(chosen))  # every centre is a member
-    return labels, sums / counts[:, None]
+    centres = cols[:, chosen].T
+    return _squared_distances(cols, centres).argmin(axis=0), centres
 
 
 def _fit_diagonal_gaussians(
@@ -218,15 +225,18 @@ def _fit_diagonal_gaussians(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per cluster (rows of ``weights``, ``(k, n)`` memberships): mean and standard
     deviation of each attribute, and the prior. As Weka does: a standard deviation at or
-    below :data:`MIN_STD` is replaced by the attribute's overall one, floored at
+    below :data:`MIN_STD` is replaced by the attribute's sample standard deviation over
+    all points, floored at
     :data:`MIN_STD`; ``laplace`` adds one to every cluster's count (MakeDensityBasedClusterer).
-    A cluster without weight has no mean (NaN) and density 0 everywhere."""
+    A cluster without weight has no mean (NaN) and density 0 everywhere (Weka gives it
+    mean 0 and the largest double as deviation: a density of about e^-710 per attribute,
+    which only a point that every other cluster puts further out than that could prefer)."""
     mass = weights.sum(axis=1)
     safe = np.where(mass > 0, mass, 1.0)[:, None]
     means = (weights[:, None, :] * cols[None, :, :]).sum(axis=2) / safe
     diff = cols[None, :, :] - means[:, :, None]
     stds = np.sqrt((weights[:, None, :] * diff * diff).sum(axis=2) / safe)
-    overall = np.maximum(cols.std(axis=1), MIN_STD)
+    overall = np.maximum(cols.std(axis=1, ddof=1 if cols.shape[1] > 1 else 0), MIN_STD)
     stds = np.where(stds <= MIN_STD, overall[None, :], stds)
     stds[mass <= 0] = np.inf
     means[mass <= 0] = np.nan

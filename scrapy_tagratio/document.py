@@ -10,12 +10,16 @@ a page costs a fraction of the memory a tree takes (the 20 MB test page: about 1
 size in all, where libxml2's tree alone took 9x), and no Python object per element has to
 be visited. :attr:`Document.root` parses a tree on request for callers who want one.
 
-Cleaning happens before anything is counted (every paper does this): ``script``,
-``style``, ``noscript``, ``template``, embedded objects, comments and processing
+Cleaning happens before anything is counted (every paper does this), by one rule for
+every algorithm (:func:`_dropped`): ``script``, ``style``, ``noscript``, ``template``,
+embedded objects (``svg``, ``iframe``, ``object``, ...), comments and processing
 instructions are skipped, and so are elements hidden by ``hidden``,
 ``aria-hidden="true"`` or an inline ``display:none`` / ``visibility:hidden`` (CETD section
 5.4 names hidden disclaimers as its main precision loss). A ``noscript`` that holds block
-content is kept: libxml2 can put a whole body inside an unclosed ``<noscript>``.
+content is kept: libxml2 can put a whole body inside an unclosed ``<noscript>``. The node
+table applies the rule to the parsed elements; the source view to the start tags of the
+source, an element running to its matching closing tag (a start tag never closed drops
+only itself: where the parser would end it is not in the source).
 
 Two views are built lazily, once:
 
@@ -23,8 +27,8 @@ Two views are built lazily, once:
   default): numpy arrays over the kept elements of ``<body>`` in document order. A
   subtree is a contiguous range ``[i, end[i])``, so subtree sums are prefix-sum
   differences, not recursion (100,000 levels of nesting are no problem).
-* :attr:`Document.source`, the source view of CETR and CCB: the HTML source with script,
-  style and comments removed, its code points, and the spans of its tags (array work over
+* :attr:`Document.source`, the source view of CETR and CCB: the HTML source of the body,
+  cleaned by the same rule, its code points, and the spans of its tags (array work over
   the code points, the same tokens a regex scan finds).
 """
 
@@ -32,7 +36,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from html import escape, unescape
@@ -49,6 +53,7 @@ from .reader import (
     EVENT_TEXT,
     KEPT_ATTRIBUTES,
     PageEvents,
+    _is_hidden,
     parse_html,
     parser_input,
     read_page,
@@ -223,7 +228,7 @@ class _Walk:
 
 @dataclass(frozen=True, eq=False)
 class SourceView:
-    """The cleaned HTML source (script, style, noscript and comments removed) and the
+    """The cleaned HTML source (:func:`_dropped`'s elements and comments removed) and the
     ``[start, end)`` character spans of its tags, for the source-based methods (CETR, CCB).
     ``tag_names`` are lower-case names (``"a"`` for both ``<a ...>`` and ``</a>``);
     ``code_points`` are the Unicode code points of :attr:`text` (uint32), for vectorised
@@ -306,20 +311,28 @@ def _tag_spans(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return starts[first], ends[first]
 
 
-#: Comments, raw-text elements, CDATA sections, processing instructions and the doctype,
+#: Comments, scripts and styles (code: a "<" in them starts no tag), CDATA sections,
+#: processing instructions and the doctype,
 #: each up to its closer or the end of the text. The bodies are the unrolled form of
 #: ``.*?(?:CLOSER|\Z)``: runs of characters that cannot start the closer, and any one that
 #: can but does not, so the scan moves in a character-class loop instead of trying the
 #: closer at every character (four times faster; same matches).
 _SOURCE_JUNK = re.compile(
     r"<!--[^-]*(?:-(?!->)[^-]*)*(?:-->|\Z)"
-    r"|<(script|style|noscript|template)\b[^>]*>[^<]*(?:<(?!/\1\s*>)[^<]*)*(?:</\1\s*>|\Z)"
+    r"|<(script|style)\b[^>]*>[^<]*(?:<(?!/\1\s*>)[^<]*)*(?:</\1\s*>|\Z)"
     r"|<!\[CDATA\[[^\]]*(?:\](?!\]>)[^\]]*)*(?:\]\]>|\Z)"
     r"|<\?[^?]*(?:\?(?!>)[^?]*)*(?:\?>|\Z)"
     r"|<!doctype[^>]*>",
     re.I | re.S,
 )
 _SOURCE_TAG = re.compile(r"</?([A-Za-z][A-Za-z0-9:_-]*)[^>]*>?")
+#: An attribute in a start tag of the source: name, then a double-, single- or unquoted value.
+_ATTRIBUTE = re.compile(r"""([^\s"'=<>/]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+)))?""")
+#: Every hiding attribute (``hidden``, ``aria-hidden="true"``, ``display:none``,
+#: ``visibility:hidden``) holds one of these: start tags without are not parsed.
+_HIDING_WORDS = ("hidden", "none")
+#: Elements the source view never drops, whatever their attributes (as the node table).
+_NEVER_DROPPED = frozenset({"html", "body"})
 
 
 _CHUNK_CHARS = 1 << 20
@@ -490,14 +503,12 @@ class Document:
         tags = page.tags
         body = _body(page)
         end = page.end
-        # Cleaning: the subtrees of skipped and hidden elements go, their tails stay. A
-        # noscript holding block content is the page, swallowed by the parser: kept.
-        skip = np.fromiter(map(SKIPPED_TAGS.__contains__, tags), bool, n)
-        noscripts = [i for i in np.flatnonzero(skip).tolist() if tags[i] == "noscript"]
-        if noscripts:
-            holds = np.fromiter(map(_BLOCK_CONTENT_TAGS.__contains__, tags), bool, n)
-            skip[noscripts] = _subtree_sum(end, holds)[noscripts] == 0
-        skip[page.attributes.hidden] = True
+        # Cleaning: the subtrees of dropped elements go, their tails stay.
+        skip = _dropped(
+            tags,
+            page.attributes.hidden,
+            lambda noscripts: _subtree_sum(end, _block_content(tags))[noscripts] > 0,
+        )
         skip[body] = False
         positions = np.arange(n)
         in_body = (positions >= body) & (positions < end[body])
@@ -694,16 +705,150 @@ class Document:
         body_start = re.search(r"<body\b", text, re.I)
         if body_start is not None:
             text = text[body_start.start():]
-        cleaned = _SOURCE_JUNK.sub("", text)
-        codes = np.frombuffer(cleaned.encode("utf-32-le", "surrogatepass"), dtype="<u4")
-        starts, ends = _tag_spans(codes)
-        return SourceView(
-            text=cleaned,
-            tag_starts=starts,
-            tag_ends=ends,
-            tag_names=tuple(map(str.lower, _SOURCE_TAG.findall(cleaned))),
-            code_points=codes,
+        source = _source_view(_SOURCE_JUNK.sub("", text))
+        drop_starts, drop_ends = _dropped_spans(source)
+        if not drop_starts.size:
+            return source
+        text = source.text
+        kept = zip([0, *drop_ends.tolist()], [*drop_starts.tolist(), len(text)], strict=True)
+        return _source_view("".join(text[start:end] for start, end in kept))
+
+
+def _dropped(
+    tags: Sequence[str],
+    hidden: Sequence[int] | np.ndarray,
+    holds_block_content: Callable[[np.ndarray], np.ndarray],
+) -> np.ndarray:
+    """The cleaning rule of every algorithm (DESIGN.md section 2), per element: dropped
+    with its content when its tag is in :data:`SKIPPED_TAGS` or it is ``hidden``
+    (indices), except a ``noscript`` for which ``holds_block_content(indices)`` is True
+    (libxml2 can swallow the page into an unclosed ``<noscript>``). The node table applies
+    it to the parsed elements, the source view to the start tags of the source."""
+    n = len(tags)
+    skip = np.fromiter(map(SKIPPED_TAGS.__contains__, tags), bool, n)
+    noscripts = np.flatnonzero(skip & np.fromiter(map("noscript".__eq__, tags), bool, n))
+    if noscripts.size:
+        skip[noscripts] = ~holds_block_content(noscripts)
+    skip[np.asarray(hidden, dtype=np.intp)] = True
+    return skip
+
+
+def _block_content(tags: Sequence[str]) -> np.ndarray:
+    """Boolean per element: one of the tags whose presence marks a noscript as content."""
+    return np.fromiter(map(_BLOCK_CONTENT_TAGS.__contains__, tags), bool, len(tags))
+
+
+def _source_view(text: str) -> SourceView:
+    """The tags of ``text`` (a source without comments, scripts and styles)."""
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+    starts, ends = _tag_spans(codes)
+    return SourceView(
+        text=text,
+        tag_starts=starts,
+        tag_ends=ends,
+        tag_names=tuple(map(str.lower, _SOURCE_TAG.findall(text))),
+        code_points=codes,
+    )
+
+
+def _source_attributes(tag: str) -> dict[str, str]:
+    """The attributes of one start tag of the source as lxml reads them: names in lower
+    case, values unescaped, the first of repeated names kept."""
+    attributes: dict[str, str] = {}
+    name = _SOURCE_TAG.match(tag)
+    for match in _ATTRIBUTE.finditer(tag, name.end(1) if name else 0):
+        value = next((v for v in match.group(2, 3, 4) if v is not None), "")
+        attributes.setdefault(match.group(1).lower(), unescape(value))
+    return attributes
+
+
+def _element_ends(
+    source: SourceView, opens: np.ndarray, closing: np.ndarray, name_ids: np.ndarray
+) -> np.ndarray:
+    """Per start tag in ``opens`` (tag indices), where its element ends in the source: after
+    the matching closing tag of its name (``name_ids``: one integer per tag name; nested
+    tags of that name counted), or after the tag itself for a void or self-closed (``/>``)
+    tag and a tag never closed (its content is kept: where the parser would end it is not
+    in the source, and a broken page loses no text to a guess)."""
+    ends = source.tag_ends[opens].astype(np.int64)
+    self_closed = source.code_points[np.maximum(source.tag_ends - 2, 0)] == 0x2F
+    open_void = np.fromiter(
+        (source.tag_names[i] in _VOID_TAGS for i in opens.tolist()), bool, opens.size
+    )
+    for name in np.unique(name_ids[opens[~open_void]]).tolist():
+        same = np.flatnonzero(name_ids == name)
+        closes = np.flatnonzero(closing[same])
+        if not closes.size:
+            continue
+        depth = np.cumsum(np.where(closing[same], -1, np.where(self_closed[same], 0, 1)))
+        # The match of an open is the first later close back at the depth before it:
+        # closes sorted by (depth, position), searched for (depth before, position).
+        low, size = min(0, int(depth.min())), len(same) + 1
+        keys = (depth[closes] - low) * size + closes
+        order = np.argsort(keys)
+        keys = keys[order]
+        mine = np.flatnonzero((name_ids[opens] == name) & ~self_closed[opens] & ~open_void)
+        at = np.searchsorted(same, opens[mine])
+        wanted = depth[at] - 1 - low
+        found = np.searchsorted(keys, wanted * size + at)
+        ok = (found < keys.size) & (keys[np.minimum(found, keys.size - 1)] // size == wanted)
+        ends[mine[ok]] = source.tag_ends[same[closes[order[found[ok]]]]]
+    return ends
+
+
+def _hiding_words(source: SourceView) -> np.ndarray:
+    """Positions in the source where one of :data:`_HIDING_WORDS` starts, in any ASCII
+    case (attributes are read only in the start tags holding one)."""
+    folded = source.code_points | 0x20  # ASCII letters to lower case, nothing else to one
+    found = []
+    for word in _HIDING_WORDS:
+        at = np.flatnonzero(folded[: max(folded.size - len(word) + 1, 0)] == ord(word[0]))
+        for offset, letter in enumerate(word[1:], 1):
+            at = at[folded[at + offset] == ord(letter)]
+        found.append(at)
+    return np.sort(np.concatenate(found))
+
+
+def _dropped_spans(source: SourceView) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted, disjoint ``[start, end)`` spans of the elements :func:`_dropped` removes from
+    the source (outermost, overlaps merged): the source view's half of the cleaning rule."""
+    empty = np.zeros(0, dtype=np.int64)
+    if not source.tag_starts.size:
+        return empty, empty
+    ids = {name: i for i, name in enumerate(set(source.tag_names))}
+    name_ids = np.fromiter(map(ids.__getitem__, source.tag_names), np.intp, len(source.tag_names))
+    closing = source.code_points[source.tag_starts + 1] == 0x2F
+    opens = np.flatnonzero(~closing)
+    tags = [source.tag_names[i] for i in opens.tolist()]
+    open_starts, open_ends = source.tag_starts[opens], source.tag_ends[opens]
+    words = _hiding_words(source)
+    holder = np.searchsorted(open_starts, words, side="right") - 1
+    holder = np.unique(holder[(holder >= 0) & (words < open_ends[np.maximum(holder, 0)])])
+    text = source.text
+    hidden = [
+        k
+        for k, start, end in zip(
+            holder.tolist(), open_starts[holder].tolist(), open_ends[holder].tolist(), strict=True
         )
+        if _is_hidden(_source_attributes(text[start:end]))
+    ]
+
+    def holds_block_content(noscripts: np.ndarray) -> np.ndarray:
+        stops = _element_ends(source, opens[noscripts], closing, name_ids)
+        block_starts = open_starts[_block_content(tags)]
+        after_start = np.searchsorted(block_starts, open_starts[noscripts])
+        return np.searchsorted(block_starts, stops) > after_start
+
+    skip = _dropped(tags, hidden, holds_block_content)
+    skip &= ~np.fromiter(map(_NEVER_DROPPED.__contains__, tags), bool, len(tags))
+    dropped = opens[skip]
+    if not dropped.size:
+        return empty, empty
+    starts = source.tag_starts[dropped].astype(np.int64)
+    ends = _element_ends(source, dropped, closing, name_ids)
+    # Union of the spans: a new group starts where a span begins after every earlier end.
+    first = np.concatenate(([True], starts[1:] >= np.maximum.accumulate(ends)[:-1]))
+    return starts[first], np.maximum.reduceat(ends, np.flatnonzero(first))
 
 
 def _body(page: PageEvents) -> int:
@@ -725,7 +870,11 @@ def _attribute_markup(values: tuple[str | None, ...] | None) -> str:
     )
 
 
-_VOID_TAGS = frozenset({"br", "hr", "img", "input", "wbr", "col", "area"})
+#: Elements without content or closing tag (HTML's void elements).
+_VOID_TAGS = frozenset(
+    {"area", "base", "br", "col", "embed", "frame", "hr", "img", "input", "keygen", "link",
+     "meta", "param", "source", "track", "wbr"}
+)  # fmt: skip
 _SPACES = re.compile(r"[^\S\n]+")
 #: The line break of the walk's text: a character no lxml text holds.
 _BREAK = "\0"

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import itertools
 import math
+from typing import Any
 
 import numpy as np
 import pytest
 
 from scrapy_tagratio import ExtractionError, extract
 from scrapy_tagratio.algorithms.cetd import (
+    CECTD,
     CETD,
+    CECTDSmoothing,
     composite_text_density,
     density_sum,
     extract_content,
@@ -81,7 +85,7 @@ def test_composite_density_is_definition_2() -> None:
     assert ctd[at["articleheadline"]] == pytest.approx(expected)
 
 
-def test_page_without_links_uses_plain_logarithm() -> None:
+def test_composite_density_of_a_linkless_page_is_the_plain_logarithm_stand_in() -> None:
     chars = np.array([100, 60])
     tags = np.array([1, 0])
     zeros = np.zeros(2, dtype=int)
@@ -158,3 +162,98 @@ def test_bad_parameters_name_themselves() -> None:
         CETD(density="tf")
     with pytest.raises(ExtractionError, match="'lam'"):
         extract("<p>x</p>", algorithm="cectd", lam="high")
+
+
+# A page whose weakest node on the path from the max-DensitySum node (the article) up to
+# the body is a wrapper below the body (TD 96 < the body's 99.7).
+WEAK_WRAPPER = (
+    "<body><p>" + "a plain paragraph straight in the body " * 6 + "</p>"
+    "<div class='wrap'>" + "".join(f"<span>{i}</span>" for i in range(6))
+    + "<div class='article'><p>" + "long paragraph text " * 20 + "</p>"
+    "<p>" + "another long paragraph " * 20 + "</p></div></div></body>"
+)
+
+
+@pytest.mark.parametrize("lam", [0.0, 0.5, 1.0, 1.02, 1.5])
+def test_lambda_scales_the_threshold_in_actual_use(lam: float) -> None:
+    # Section 5.5: "We set the threshold in actual use as the base value, and use a
+    # coefficient lambda to adjust the threshold value"; the threshold in actual use is
+    # the minimum density on the path from the max-DensitySum node to <body> (4.2).
+    nodes = Document.from_input(WEAK_WRAPPER).nodes
+    density = text_density(nodes.chars, nodes.tags)
+    best = int(np.argmax(density_sum(nodes, density)))
+    path_min = float(density[nodes.ancestors_or_self(best)].min())
+    assert path_min == pytest.approx(96.0) and density[0] > path_min
+    _, threshold = extract_content(nodes, density, lam)
+    assert threshold == pytest.approx(lam * path_min)
+
+
+def test_a_threshold_above_the_body_density_views_the_whole_page_as_noise() -> None:
+    # 5.5: "the threshold must be lower than the text density of the <body> tag, otherwise
+    # the whole page will be viewed as noise". 1.5 x 96 = 144 > 99.7.
+    assert extract(WEAK_WRAPPER, algorithm="cetd", lam=1.0).text
+    assert extract(WEAK_WRAPPER, algorithm="cetd", lam=1.5).text == ""
+
+
+def test_lambda_zero_keeps_every_node_of_a_real_page(benchmark_set: Any) -> None:
+    # 5.5: "When lambda = 0, the recall is always 100% because all nodes in DOM are
+    # included." CleanEval is the paper's data; on main, six of these pages lost the text
+    # directly inside containers.
+    data = benchmark_set("cleaneval")
+    for page in data.pages("cleaneval", 40):
+        document = Document.from_input(page.html)
+        for name in ("cetd", "cectd", "cectd-s"):
+            assert extract(page.html, algorithm=name, lam=0.0).text == document.full_text, name
+
+
+def test_figure_5_recall_falls_and_precision_rises_as_lambda_grows(benchmark_set: Any) -> None:
+    # Figure 5 (CECTD-DS, Yahoo!): "a marked increase in recall and a sharp decrease in
+    # precision by reducing the threshold". Word-LCS precision and recall (5.2, Eq. 1),
+    # averaged over 40 CleanEval pages (the paper's data), for lambda from 0 to 1.
+    from benchmarks.metrics import lcs_scores, summarise_lcs
+
+    data = benchmark_set("cleaneval")
+    lambdas = (0.0, 0.25, 0.5, 0.75, 1.0)
+    scores: dict[float, list[Any]] = {lam: [] for lam in lambdas}
+    for page in data.pages("cleaneval", 40):
+        document = Document.from_input(page.html)
+        for lam in lambdas:
+            text = CECTD(lam=lam).run(document).text
+            scores[lam].append(lcs_scores(page.gold["body"], text))
+    precision, recall = zip(*(summarise_lcs(scores[lam])[:2] for lam in lambdas), strict=True)
+    assert all(a >= b for a, b in itertools.pairwise(recall)), recall
+    assert all(a <= b for a, b in itertools.pairwise(precision)), precision
+    assert recall[0] - recall[-1] > 0.01 and precision[-1] - precision[0] > 0.05
+
+
+def test_a_page_without_links_is_all_content() -> None:
+    # 3.2: "all tags of a web page which have no hyperlinks will get an infinite density.
+    # Thus, we would classify such a page as not containing noise."
+    page = (
+        "<body><div class='menu'><span>Home</span> <span>About</span> <span>Contact</span>"
+        "</div><div class='story'>"
+        + "".join(f"<p>Paragraph {i} of a long story told in plain words.</p>" for i in range(8))
+        + "</div></body>"
+    )
+    document = Document.from_input(page)
+    assert document.nodes.link_chars[0] == 0
+    assert CECTD().run(document).text == document.full_text
+    assert CECTDSmoothing().run(document).text == document.full_text
+    filtered = CECTD(linkless_page_is_content=False).run(document).text
+    assert "Paragraph 7" in filtered and "Contact" not in filtered
+    # One link character makes the densities finite again: the page is filtered.
+    linked = Document.from_input(page.replace("<span>Home</span>", "<a href='/'>Home</a>"))
+    assert "Contact" not in CECTD().run(linked).text
+
+
+def test_ancestors_of_marked_nodes_keep_their_own_text() -> None:
+    # 4.2: "we extract the content by keeping its ancestors and subtrees": the wrapper's
+    # own text is kept with it (on main it was dropped).
+    intro = "An introduction to the story below"
+    document = Document.from_input(WEAK_WRAPPER.replace("<span>0</span>", f"<span>0</span>{intro}"))
+    nodes = document.nodes
+    density = text_density(nodes.chars, nodes.tags)
+    marked, _ = extract_content(nodes, density, 1.0)
+    wrap = [hint.split()[:1] for hint in nodes.hint].index(["wrap"])
+    assert not marked[wrap] and nodes.with_ancestors(marked)[wrap]
+    assert intro in CETD().run(document).text

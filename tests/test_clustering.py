@@ -10,6 +10,7 @@ import pytest
 from scrapy_tagratio.clustering import (
     CLUSTERINGS,
     MODES,
+    _fit_diagonal_gaussians,
     density_reassign,
     farthest_first,
     gaussian_em,
@@ -95,6 +96,41 @@ def test_farthest_first_takes_the_farthest_points_as_centres() -> None:
         assert any(0 in c for c in clusters)
         assert len(clusters) == 3
         assert len(centroids) == 3
+
+
+def test_farthest_first_keeps_the_chosen_points_as_centres() -> None:
+    # Weka's FarthestFirst (the paper's clusterer): m_ClusterCentroids are the chosen
+    # instances, never moved; clusterProcessedInstance puts each point with the nearest.
+    rng = np.random.default_rng(9)
+    points = np.abs(rng.normal(0, 10, (200, 2)))
+    labels, centres = farthest_first(points, 3, np.random.default_rng(1))
+    rows = {tuple(p) for p in points.tolist()}
+    assert all(tuple(c) in rows for c in centres.tolist())
+    nearest = ((points[:, None, :] - centres[None]) ** 2).sum(axis=2).argmin(axis=1)
+    assert labels.tolist() == nearest.tolist()
+
+
+def test_the_non_content_cluster_is_the_one_whose_chosen_point_is_nearest_the_origin() -> None:
+    # "the non-content label is given to the cluster with the centroid closest to the
+    # origin": with Weka's FarthestFirst the centroid is the chosen point. Seed 11 starts
+    # at P1 = (0, 12); then P4 = (100, 100), the farthest, then P3 = (13, 0). P2 = (0, 20)
+    # joins P1. Chosen points: |P1| = 12 < |P3| = 13, so {P1, P2} is non-content; the
+    # cluster means would say otherwise (|(0, 16)| = 16 > 13).
+    points = np.array([[0.0, 12.0], [0.0, 20.0], [13.0, 0.0], [100.0, 100.0]])
+    assert np.random.default_rng(11).integers(4) == 0
+    mask, _ = partition(points, "farthest-first", seed=11)
+    assert mask.tolist() == [False, False, True, True]
+
+
+def test_a_degenerate_deviation_falls_back_to_the_sample_deviation_of_all_points() -> None:
+    # MakeDensityBasedClusterer: a deviation <= 1e-6 is replaced by
+    # data.attributeStats(j).numericStats.stdDev, Weka's sample deviation (n - 1).
+    values = np.array([0.0, 0.0, 0.0, 0.0, 10.0, 12.0])
+    weights = np.array([[1, 1, 1, 1, 0, 0], [0, 0, 0, 0, 1, 1]], dtype=float)
+    _, stds, priors = _fit_diagonal_gaussians(values[None, :], weights, laplace=True)
+    assert stds[0, 0] == pytest.approx(np.std(values, ddof=1))
+    assert stds[1, 0] == pytest.approx(1.0)
+    assert priors.tolist() == pytest.approx([5 / 8, 3 / 8])
 
 
 def test_farthest_first_stops_when_points_run_out() -> None:

@@ -10,17 +10,46 @@ Read beside ``cetd-text-density-sigir2011.txt``:
       B = ln( C_i/nLC_i * LC_i + LC_b/C_b * C_i + e )
 
   with LC/LT the link characters/tags, nLC = C - LC, ``b`` the body; every zero
-  denominator is read as 1, including ``ln B`` (a page without links: plain logarithm).
+  denominator is read as 1.
+* A page without hyperlinks (3.2): ``LC_b = 0`` makes ``ln B = 0`` at every node, so
+  every node's CTD is infinite and "we would classify such a page as not containing
+  noise": the whole page is content (``linkless_page_is_content``, the paper's rule).
 * DensitySum (Definition 3): the sum of the children's densities.
-* Threshold (4.1-4.2): the body's density times ``lam``, lowered to the smallest density
-  on the path from the node of maximal DensitySum up to the body.
+* Threshold (4.1-4.2, 5.5): "the threshold in actual use" is the smallest density on the
+  path from the node of maximal DensitySum up to the body (at most the body's own, 4.1),
+  times the coefficient ``lam`` (Figure 5; 1 in the paper). ``lam = 0`` keeps every node
+  ("the recall is always 100%"); a threshold above the body's density views "the whole
+  page as noise" (5.5), which any ``lam > 1`` does on pages whose body is the weakest node
+  of that path (most pages).
 * ExtractContent (Algorithm 2): from the body down, every node whose density reaches the
   threshold marks the max-DensitySum node of its subtree as content and is recursed
-  into; marked nodes are kept with their subtrees (and their ancestors in the HTML).
+  into; the content is "extracted by keeping its ancestors and subtrees" (4.2).
 * CECTD-S (4.3): composite density "weighted averaging with sibling nodes" instead of
-  DensitySum; a node whose smoothed density reaches the threshold keeps its own text.
+  DensitySum; a node whose smoothed density reaches the body's density times ``lam``
+  keeps its own text.
 
 Buttons, selects and inputs count as links (4.3), see :data:`~scrapy_tagratio.document.LINK_TAGS`.
+
+Readings where the paper leaves room (DESIGN.md section 8):
+
+* **Characters.** C counts the characters of each text piece with its white space
+  collapsed and stripped (:class:`~scrapy_tagratio.document.NodeTable`): the space between
+  a word and a link is not counted. The paper counts "all characters" of a tree built by
+  Tidy, whose white-space handling it does not give; CETR counts such a space
+  (:mod:`.cetr`), as its table does.
+* **Ancestors keep their own text.** Keeping a marked node's ancestors keeps the text
+  directly inside them (a container's text between its children), the reading under
+  which ``lam = 0`` includes "all nodes in DOM" (5.5): Algorithm 2 then marks every leaf.
+* **Whole layout blocks.** The text of one layout block (the nearest block-level element)
+  is kept or left whole, by the majority of its characters
+  (:func:`~scrapy_tagratio.algorithms.base.dom_labelling`), so that output never cuts a
+  word at an inline tag (``<b>Fre</b>edom``).
+* **Smoothing weights.** "Weighted averaging with sibling nodes" (4.3) gives no weights:
+  1/4, 1/2, 1/4 over the previous sibling, the node and the next, renormalised at the
+  ends of a sibling list.
+* **Link-free CTD as a number.** Where a finite CTD is wanted for a page without links
+  (the default algorithm's features, or ``linkless_page_is_content=False``), ``ln B = 0``
+  is read as 1: the plain logarithm.
 """
 
 from __future__ import annotations
@@ -34,6 +63,7 @@ from ..document import Document, NodeTable
 from .base import (
     Algorithm,
     Labelling,
+    check_bool,
     check_choice,
     check_range,
     dom_labelling,
@@ -64,7 +94,12 @@ def composite_text_density(
     body_chars: float,
     body_link_chars: float,
 ) -> np.ndarray:
-    """Definition 2 over arrays of node statistics; zero denominators read as 1."""
+    """Definition 2 over arrays of node statistics; zero denominators read as 1.
+
+    On a page without link characters (``body_link_chars == 0``) Definition 2 is infinite
+    wherever C > 0 (``ln B = 0``); :meth:`CETD.run` then keeps the whole page (3.2). This
+    function returns the finite stand-in, ``ln B = 0`` read as 1 (the plain logarithm),
+    for callers that need numbers (the default algorithm's features)."""
     c = chars.astype(np.float64)
     lc = link_chars.astype(np.float64)
     non_link = c - lc
@@ -106,13 +141,14 @@ def _subtree_argmax(nodes: NodeTable, values: np.ndarray) -> np.ndarray:
 
 
 def extract_content(nodes: NodeTable, density: np.ndarray, lam: float) -> tuple[np.ndarray, float]:
-    """Sections 4.1-4.2 and Algorithm 2. Returns the marked nodes (subtree roots whose
-    whole subtree is content) and the threshold used."""
+    """Sections 4.1-4.2, 5.5 and Algorithm 2. Returns the marked nodes (subtree roots
+    whose whole subtree is content) and the threshold used: ``lam`` times the smallest
+    density on the path from the max-DensitySum node up to the body."""
     sums = density_sum(nodes, density)
     best = _subtree_argmax(nodes, sums)
-    # Lower the threshold to the weakest node between the max-DensitySum node and body.
-    path_min = float(density[nodes.ancestors_or_self(int(best[0]))].min())
-    threshold = min(float(density[0]) * lam, path_min)
+    # 4.2: the threshold in actual use is the weakest density on the path from the
+    # max-DensitySum node up to the body (the body's own, 4.1, at most); 5.5 scales it.
+    threshold = lam * float(density[nodes.ancestors_or_self(int(best[0]))].min())
     # ExtractContent visits the nodes whose whole path from body passes the threshold.
     visited = ~nodes.with_descendants(density < threshold)
     marked = np.zeros(len(nodes), dtype=bool)
@@ -149,13 +185,20 @@ class CETD(Algorithm):
     density: str = "td"
     #: ``"densitysum"`` (Algorithm 2) or ``"smoothing"`` (sibling averaging, CECTD-S).
     method: str = "densitysum"
-    #: Threshold coefficient lambda on the body's density (section 5.5; 1 in the paper).
+    #: Threshold coefficient lambda (section 5.5, Figure 5; 1 in the paper): scales the
+    #: threshold in actual use. 0 keeps every node; above 1 most pages come out empty,
+    #: as the threshold passes the body's density (5.5).
     lam: float = 1.0
+    #: A page without link characters is all content (3.2: every CTD is infinite, "not
+    #: containing noise"). False filters it like any other page, with the plain
+    #: logarithm for ``log_B`` (``ln B = 0`` read as 1). Composite density only.
+    linkless_page_is_content: bool = True
 
     def validate(self) -> None:
         check_choice("density", self.density, ("td", "ctd"))
         check_choice("method", self.method, ("densitysum", "smoothing"))
         check_range("lam", self.lam, 0.0, 100.0)
+        check_bool("linkless_page_is_content", self.linkless_page_is_content)
 
     def densities(self, nodes: NodeTable) -> np.ndarray:
         """TD or CTD of every node."""
@@ -166,17 +209,25 @@ class CETD(Algorithm):
             float(nodes.chars[0]), float(nodes.link_chars[0]),
         )
 
+    @staticmethod
+    def _linkless(nodes: NodeTable) -> bool:
+        """The page has text but no link characters: ``ln B = 0`` at every node (3.2)."""
+        return len(nodes) > 0 and nodes.link_chars[0] == 0 < nodes.chars[0]
+
     def run(self, document: Document) -> Labelling:
         nodes = document.nodes
         density = self.densities(nodes)
+        if self.density == "ctd" and self.linkless_page_is_content and self._linkless(nodes):
+            return dom_labelling(document, np.ones(len(nodes), dtype=bool), density, None)
         if self.method == "densitysum":
             marked, threshold = extract_content(nodes, density, self.lam)
-            content = nodes.with_descendants(marked)
+            # "keeping its ancestors and subtrees" (4.2), the ancestors with their text:
+            # the nodes whose subtree holds a marked node, and the marked subtrees.
+            content = nodes.with_descendants(marked) | (nodes.subtree_sum(marked) > 0)
         else:
             smoothed = sibling_smoothing(nodes, density)
             threshold = float(smoothed[0]) * self.lam
-            content = smoothed >= threshold
-            content[0] = False
+            content = smoothed >= threshold  # the body too: its density is the threshold
             density = smoothed
         return dom_labelling(document, content, density, threshold)
 

@@ -19,12 +19,16 @@ Read beside ``cetr-www2010-summary.txt`` and ``ttr-histogram-clustering.txt``:
 
 Readings where the papers leave room (DESIGN.md section 8):
 
+* **Source.** The source view of :class:`~scrapy_tagratio.document.Document`: the body's
+  source cleaned by the rule of every algorithm (scripts, styles, comments, hidden
+  elements and embedded objects dropped before anything is counted, DESIGN.md section 2).
 * **Which characters count.** The table counts every character of the text, the spaces
   between words and those beside tags included (``Sunday. <br><br> Jones`` gives 41),
   but lines are shown without their indentation. So: non-space characters count one each,
   and a run of white space (HTML's space, tab, CR, LF, FF) counts one if the line has a
   non-space text character before it and after it; indentation and trailing space count
-  nothing. Source characters are counted (``&amp;`` is five).
+  nothing. Source characters are counted (``&amp;`` is five). (The DOM methods count
+  text pieces collapsed and stripped instead, see :mod:`.cetd`.)
 * **Lines.** A newline inside a tag (attributes over several lines) does not end the line:
   the tag belongs whole to the line where it starts, so every line holds whole tags and
   its text can be stripped of them. Lines without any tag or text character (blank
@@ -37,16 +41,22 @@ Readings where the papers leave room (DESIGN.md section 8):
   is cut where the count ends). Consecutive content pieces are output as one run.
 * **Threshold** is the population standard deviation; Eq. 2 normalises over the whole
   kernel, the edges of Eq. 3 and Eq. 4 as :mod:`scrapy_tagratio.signal` says.
+* **Clustering scale.** The clusterers measure distance on the raw ``(h', g')``; Weka,
+  which the paper ran, scales each attribute to [0, 1] first (figures below).
+* **Distance mode by default.** The paper's winner is density-mode farthest-first; on the
+  development pages distance mode scores higher (figures below): ``mode="density"`` is
+  the paper's choice.
 
 Defaults, measured with the corpus's snippet F1 on the first 300 development pages
-(trafilatura-eval, 2026-11): distance-mode farthest-first 0.863 (P 0.82, R 0.91; 0.856 to
-0.864 over seeds 1-4), density farthest-first (the paper's winner) 0.853 (0.850-0.853),
-threshold 0.851, k-means 0.807 (density 0.799), 1-D k-means 0.807 (0.797), EM 0.747
-(0.748). Re-wrap limit, farthest-first with seeds 1 and 2: lines above 60 characters
-0.853, 120 0.855/0.856, 200 0.863/0.864, 400 0.856/0.853, 1000 0.818. With an earlier
-re-wrap (cutting words): dropping blank lines 0.850 against 0.849 keeping them (threshold
-0.832 against 0.828); raw (h', g') against both axes scaled to [0, 1] as Weka does 0.850
-against 0.825 (k-means, the one exception: 0.794 against 0.801).
+(trafilatura-eval, 2026-11-23, cleaned source, Weka's farthest-first centres):
+distance-mode farthest-first 0.869 (P 0.83, R 0.91), density farthest-first (the paper's
+winner) 0.856, threshold 0.850, k-means 0.813; with both axes scaled to [0, 1] as Weka
+does, distance farthest-first 0.830 and density 0.857. Measured earlier (2026-11-22, before
+the source view was cleaned and when farthest-first moved its centres to the means): over
+seeds 1-4 distance farthest-first varied by 0.008; 1-D k-means 0.807, EM 0.747. Re-wrap
+limit, farthest-first with seeds 1 and 2: lines above 60 characters 0.853, 120
+0.855/0.856, 200 0.863/0.864, 400 0.856/0.853, 1000 0.818; with a re-wrap that still cut
+words, dropping blank lines 0.850 against 0.849 keeping them (threshold 0.832 against 0.828).
 """
 
 from __future__ import annotations

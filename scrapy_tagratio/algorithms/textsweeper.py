@@ -43,6 +43,12 @@ Read beside ``textsweeper-confirm2012.txt`` (section 3, one paragraph per step):
    below ``min_text_length`` or whose text is mostly links is removed; the common path
    itself stays (it *is* the result, even when links dominate it).
 
+Readings shared with the other DOM methods (see :mod:`.cetd`): characters are counted in
+text pieces with their white space collapsed and stripped, and the text of one layout
+block (the nearest block-level element) is kept or left whole by the majority of its
+characters (:func:`~scrapy_tagratio.algorithms.base.dom_labelling`), so that output never
+cuts a word at an inline tag.
+
 The overview-page test of the paper (net text length of the result below a minimum) lives
 in :mod:`scrapy_tagratio.overview`, which applies it to any algorithm's result.
 """
