@@ -9,6 +9,7 @@ overview-page detection, for Scrapy.
 from .algorithms import ALGORITHMS, DEFAULT_ALGORITHM
 from .api import extract
 from .errors import ExtractionError
+from .metadata import Metadata
 from .overview import OverviewDetector, OverviewVerdict
 from .result import Block, Extraction
 
@@ -19,6 +20,7 @@ __all__ = [
     "Block",
     "Extraction",
     "ExtractionError",
+    "Metadata",
     "OverviewDetector",
     "OverviewVerdict",
     "extract",

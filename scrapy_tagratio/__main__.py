@@ -1,4 +1,5 @@
-"""Command line: ``python -m scrapy_tagratio extract FILE|URL|-`` and ``... algorithms``.
+"""Command line: ``python -m scrapy_tagratio extract FILE|URL|- [-f text|markdown|html|json]``
+and ``... algorithms``.
 
 Algorithm parameters are given as ``--param name=value`` (repeatable); values are read
 as JSON where they parse (``3``, ``0.5``, ``true``) and as strings otherwise.
@@ -56,6 +57,8 @@ def _cmd_extract(args: argparse.Namespace) -> int:
             algorithm=args.algorithm,
             url=args.url or url,
             content_type=content_type,
+            with_markdown=args.format == "markdown",
+            metadata=not args.no_metadata,
             **dict(args.param),
         )
     except ExtractionError as exc:
@@ -65,6 +68,8 @@ def _cmd_extract(args: argparse.Namespace) -> int:
         print(json.dumps(result.to_dict(blocks=args.blocks), ensure_ascii=False, indent=2))
     elif args.format == "html":
         print(result.html if result.html is not None else "", end="\n")
+    elif args.format == "markdown":
+        print(result.markdown or "")
     else:
         print(result.text)
     if args.plot:
@@ -100,7 +105,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--param", "-p", action="append", default=[], type=_parse_param, metavar="NAME=VALUE",
         help="an algorithm parameter, e.g. -p clustering=threshold (repeatable)",
     )
-    run.add_argument("--format", "-f", choices=("text", "json", "html"), default="text")
+    run.add_argument(
+        "--format", "-f", choices=("text", "markdown", "html", "json"), default="text",
+        help="text: one paragraph per line; markdown: headings, lists, tables, emphasis; "
+        "html: cleaned HTML; json: everything, metadata included",
+    )
+    run.add_argument(
+        "--no-metadata", action="store_true",
+        help="do not read the page's metadata (headline, authors, dates, language)",
+    )
     run.add_argument("--blocks", action="store_true", help="include per-block scores in json")
     run.add_argument("--url", help="the page's URL (for overview detection)")
     run.add_argument(

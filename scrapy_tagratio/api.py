@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import time
+from datetime import datetime
 from typing import Any
 
 from .algorithms import DEFAULT_ALGORITHM, get_algorithm
 from .algorithms.base import Algorithm, bad_parameter
 from .document import Document
+from .formats import markdown_of
+from .metadata import read_metadata
 from .overview import OverviewDetector
 from .result import Extraction
 
@@ -26,6 +29,9 @@ def extract(
     time_budget: float | None = None,
     overview: OverviewDetector | None = None,
     with_html: bool = True,
+    with_markdown: bool = False,
+    metadata: bool = True,
+    now: datetime | None = None,
     **params: Any,
 ) -> Extraction:
     """Find the main content of one page.
@@ -45,6 +51,12 @@ def extract(
         overview: the overview-page detector to apply (default settings if None).
         with_html: build the cleaned HTML of the content (DOM algorithms); False saves
             its cost when only the text is wanted.
+        with_markdown: build the Markdown of the content (headings, lists, tables,
+            emphasis; DOM algorithms, else the plain text).
+        metadata: read the page's metadata (:class:`~scrapy_tagratio.metadata.Metadata`:
+            headline, authors, dates, language, ...); False leaves ``metadata`` None and
+            ``title`` the page's ``og:title``, ``<title>`` or first ``<h1>``.
+        now: the crawl time: no publication date after it is taken (default: now).
         **params: the algorithm's parameters (see ``python -m scrapy_tagratio algorithms``).
 
     Raises:
@@ -64,13 +76,27 @@ def extract(
     labelling = runner.run(document)
     document.check_deadline("the extraction")
     verdict = (overview or _DEFAULT_DETECTOR).detect(document, labelling)
+    content = labelling.content_nodes
+    found = (
+        read_metadata(
+            document.page,
+            url=url,
+            text=labelling.text,
+            content=document.elements_of(content) if content is not None else None,
+            now=now,
+        )
+        if metadata
+        else None
+    )
     total = labelling.total_chars
     return Extraction(
         text=labelling.text,
-        html=document.html_of(labelling.content_nodes)
-        if with_html and labelling.content_nodes is not None
+        html=document.html_of(content) if with_html and content is not None else None,
+        markdown=(markdown_of(document, content) if content is not None else labelling.text)
+        if with_markdown
         else None,
-        title=document.title,
+        title=found.headline if found is not None else document.title,
+        metadata=found,
         algorithm=runner.name,
         params=runner.params(),
         threshold=labelling.threshold,

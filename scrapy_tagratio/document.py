@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from html import escape, unescape
@@ -586,6 +586,11 @@ class Document:
         """The ``href`` of node ``node``, None where it has none."""
         return self.page.attributes.kept.get(int(self._walk.element[node]), (None,))[0]
 
+    def elements_of(self, content: np.ndarray) -> np.ndarray:
+        """The page elements (indices into :attr:`page`) of the nodes marked in
+        ``content``, in document order."""
+        return self._walk.element[content]
+
     @cached_property
     def onclick(self) -> np.ndarray:
         """Boolean per node: it has an ``onclick`` handler."""
@@ -617,16 +622,32 @@ class Document:
             parts.append("\n".join(filter(None, map(str.strip, text.split(_BREAK)))))
         return "\n".join(filter(None, parts))
 
+    def _content_events(self, content: np.ndarray) -> np.ndarray:
+        """The walk's events of the marked elements' text and of the opening and closing
+        of the marked elements and their ancestors (the structure the text sits in)."""
+        walk = self._walk
+        keep = walk.table.with_ancestors(content)
+        return np.flatnonzero(
+            np.where(walk.kinds == EVENT_TEXT, content[walk.owners], keep[walk.owners])
+        )
+
+    def content_events(self, content: np.ndarray) -> Iterator[tuple[int, int, str]]:
+        """The events of :meth:`html_of` in document order, as (kind, node, raw text):
+        :data:`~.reader.EVENT_OPEN`, :data:`~.reader.EVENT_CLOSE` (text ``""``) or
+        :data:`~.reader.EVENT_TEXT`, and the node of the table they belong to."""
+        walk = self._walk
+        events = self._content_events(content)
+        texts = walk.pieces[walk.piece[events]].tolist()
+        kinds, owners = walk.kinds[events].tolist(), walk.owners[events].tolist()
+        for kind, owner, text in zip(kinds, owners, texts, strict=True):
+            yield kind, owner, text if kind == EVENT_TEXT else ""
+
     def html_of(self, content: np.ndarray) -> str:
         """Cleaned HTML of the marked elements with their ancestors: tags without attributes
         (except ``href``, ``src`` and ``alt``), text of marked elements only."""
-        walk = self._walk
         if not content.any():
             return ""
-        keep = walk.table.with_ancestors(content)
-        selected = np.flatnonzero(
-            np.where(walk.kinds == EVENT_TEXT, content[walk.owners], keep[walk.owners])
-        )
+        selected = self._content_events(content)
         # In parts of a bounded number of events: the markup lists stay small.
         return "".join(
             self._markup(selected[start : start + _CHUNK_EVENTS])

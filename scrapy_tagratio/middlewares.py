@@ -133,14 +133,28 @@ def annotate(
         }
         if settings.attach_html:
             adapter[settings.html_field] = None
+        if settings.metadata and settings.metadata_field:
+            adapter[settings.metadata_field] = None
         return
     scores = extraction.figures()
     if settings.attach_blocks:
         scores["blocks"] = extraction.to_dict(html=False)["blocks"]
-    adapter[settings.text_field] = extraction.text
+    metadata = extraction.metadata.to_dict() if extraction.metadata is not None else None
+    if settings.metadata and settings.metadata_field:
+        adapter[settings.metadata_field] = metadata
+    elif settings.metadata:
+        scores["metadata"] = metadata
+    adapter[settings.text_field] = _formatted_text(extraction, settings.text_format)
     adapter[settings.scores_field] = scores
     if settings.attach_html:
         adapter[settings.html_field] = extraction.html
+
+
+def _formatted_text(extraction: Extraction, text_format: str) -> str:
+    """The main content in the TAGRATIO_TEXT_FORMAT; plain text where the algorithm marks
+    no elements to build HTML or Markdown from (CETR, CCB)."""
+    formatted = {"markdown": extraction.markdown, "html": extraction.html}.get(text_format)
+    return formatted if formatted is not None else extraction.text
 
 
 _CHECKED: set[tuple[type, tuple[str, ...]]] = set()
@@ -159,7 +173,7 @@ def _check_fields(item_class: type, fields: tuple[str, ...]) -> None:
             f"{', '.join(map(repr, missing))}: declare {'them' if len(missing) > 1 else 'it'} "
             f"(e.g. {missing[0]} = scrapy.Field(), or a dataclass/attrs/pydantic field "
             f"defaulting to None), or point TAGRATIO_TEXT_FIELD / TAGRATIO_SCORES_FIELD / "
-            f"TAGRATIO_HTML_FIELD at fields it has"
+            f"TAGRATIO_HTML_FIELD / TAGRATIO_METADATA_FIELD at fields it has"
         )
     _CHECKED.add((item_class, fields))
 

@@ -50,8 +50,13 @@ class ExtractionOptions:
     #: Keep per-block scores in the Extraction (arrays over every block: dropped unless
     #: asked for, so they are not pickled back from workers or kept in request meta).
     keep_blocks: bool = False
-    #: Build the cleaned HTML (only when TAGRATIO_ATTACH_HTML asks for it).
+    #: Build the cleaned HTML (only when TAGRATIO_ATTACH_HTML or the text format asks
+    #: for it).
     keep_html: bool = False
+    #: Build the Markdown (TAGRATIO_TEXT_FORMAT = "markdown").
+    keep_markdown: bool = False
+    #: Read the page's metadata (TAGRATIO_METADATA).
+    metadata: bool = True
 
 
 @dataclass(frozen=True)
@@ -96,6 +101,8 @@ def run_extraction(
             time_budget=options.time_budget,
             overview=options.detector,
             with_html=options.keep_html,
+            with_markdown=options.keep_markdown,
+            metadata=options.metadata,
         )
     except ExtractionError as exc:
         elapsed = time.perf_counter() - start

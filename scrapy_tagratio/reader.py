@@ -48,7 +48,7 @@ _MAY_KEEP = frozenset(KEPT_ATTRIBUTES)
 #: Elements whose text is code (JSON-LD excepted): dropped as it is read.
 _CODE_TAGS = frozenset({"script", "style"})
 #: Elements whose attributes carry page-level signals: ``meta``, JSON-LD ``script``, and
-#: the ``rel`` of links (whether the page is one of a series).
+#: the ``rel`` of links (whether the page is one of a series, its canonical URL, authors).
 _SIGNAL_TAGS = frozenset({"meta", "script", "link", "a"})
 
 #: Attributes are read (and the time budget checked) every this many elements with some.
@@ -103,10 +103,20 @@ class PageAttributes:
     metas: list[tuple[str | None, str | None, str | None, str | None]] = field(
         default_factory=list
     )
-    #: ``rel`` values of ``<link>`` and ``<a>`` elements.
+    #: ``rel`` values of ``<link>`` and ``<a>`` elements, and those elements (aligned).
     rels: list[str] = field(default_factory=list)
+    rel_owners: list[int] = field(default_factory=list)
     #: ``<script>`` elements whose ``type`` names JSON-LD.
     json_ld: list[int] = field(default_factory=list)
+    #: Declared languages: the ``lang`` of ``<html>`` and the ``content`` of
+    #: ``<meta http-equiv="content-language">``, in document order.
+    languages: list[str] = field(default_factory=list)
+    #: Per element with a ``datetime`` attribute (``<time>``, ``<ins>``, ``<del>``): the
+    #: element and the value.
+    datetimes: list[tuple[int, str]] = field(default_factory=list)
+    #: Per element other than ``<meta>`` with an ``itemprop``: the element, the property
+    #: and its ``content`` or ``datetime`` attribute (None where it has neither).
+    itemprops: list[tuple[int, str, str | None]] = field(default_factory=list)
 
 
 @dataclass(frozen=True, eq=False)
@@ -224,11 +234,23 @@ class _Recorder:
                     found.metas.append(
                         (get("property"), get("name"), get("itemprop"), get("content"))
                     )
-                elif name == "script":
+                    if (get("http-equiv") or "").lower() == "content-language":
+                        found.languages.append(get("content") or "")
+                    continue
+                if name == "script":
                     if "ld+json" in (get("type") or ""):
                         found.json_ld.append(index)
                 elif "rel" in attrib:
                     found.rels.append(attrib["rel"])
+                    found.rel_owners.append(index)
+            elif name == "html" and "lang" in attrib:
+                found.languages.append(attrib["lang"])
+            if "datetime" in attrib:
+                found.datetimes.append((index, attrib["datetime"]))
+            if "itemprop" in attrib:
+                found.itemprops.append(
+                    (index, attrib["itemprop"], get("content") or get("datetime"))
+                )
         self.attributed.clear()
         self.attribs.clear()
 

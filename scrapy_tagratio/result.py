@@ -14,6 +14,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from .metadata import Metadata
+
 __all__ = ["Block", "BlockKind", "BlockScores", "Extraction"]
 
 BlockKind = Literal["line", "token", "char-run", "node"]
@@ -81,7 +83,12 @@ class Extraction:
     Attributes:
         text: the main text, blocks separated by newlines, white space normalised.
         html: cleaned HTML of the content (DOM algorithms), else ``None``.
-        title: the page's title (``og:title``, ``<title>`` or the first ``h1``), if any.
+        markdown: Markdown of the content (headings, lists, tables, emphasis), when asked
+            for, else ``None``.
+        title: the article's headline (``metadata.headline``); without metadata the
+            page's ``og:title``, ``<title>`` or first ``h1``.
+        metadata: what the page says about itself (:class:`Metadata`: authors, dates,
+            language, ...), unless switched off.
         algorithm: registry name of the algorithm that ran.
         params: the exact parameters it ran with (defaults included).
         threshold: the score threshold the algorithm used, where it has one.
@@ -103,7 +110,9 @@ class Extraction:
     algorithm: str
     params: Mapping[str, Any]
     html: str | None = None
+    markdown: str | None = None
     title: str | None = None
+    metadata: Metadata | None = None
     threshold: float | None = None
     content_share: float = 0.0
     net_text_length: int = 0
@@ -138,6 +147,9 @@ class Extraction:
     def to_dict(self, *, blocks: bool = True, html: bool = True) -> dict[str, Any]:
         """A JSON-serialisable dict of everything (``blocks``/``html`` can be left out)."""
         data = {"url": self.url, "title": self.title, "text": self.text, **self.figures()}
+        data["metadata"] = self.metadata.to_dict() if self.metadata is not None else None
+        if self.markdown is not None:
+            data["markdown"] = self.markdown
         if html:
             data["html"] = self.html
         if blocks:

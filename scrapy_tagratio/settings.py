@@ -29,6 +29,11 @@ TAGRATIO_SCORES_FIELD          "tagratio"     item field for ``Extraction.figure
 TAGRATIO_HTML_FIELD            "main_html"    item field for the cleaned HTML
 TAGRATIO_ATTACH_HTML           False          fill TAGRATIO_HTML_FIELD
 TAGRATIO_ATTACH_BLOCKS         False          add per-block scores to the scores field
+TAGRATIO_TEXT_FORMAT           "text"         what the text field holds: text (paragraphs on
+                                              lines), markdown, or html (cleaned)
+TAGRATIO_METADATA              True           read headline, authors, dates, language, ...
+TAGRATIO_METADATA_FIELD        None           item field for ``Metadata.to_dict()``; None:
+                                              ``metadata`` inside the scores field
 TAGRATIO_SOURCE_FIELD          "raw_html"     item field the pipeline extracts from
 TAGRATIO_WORKERS               0              0: extract in the reactor thread; N: N processes
 TAGRATIO_MAX_BYTES             5000000        larger pages are skipped (0: no limit)
@@ -57,13 +62,17 @@ __all__ = [
     "DEFAULTS",
     "OVERVIEW_ACTIONS",
     "PER_REQUEST",
+    "TEXT_FORMATS",
     "OverviewAction",
     "SettingsError",
     "TagRatioSettings",
+    "TextFormat",
 ]
 
 OverviewAction = Literal["drop", "tag", "ignore", "off"]
 OVERVIEW_ACTIONS: tuple[OverviewAction, ...] = ("drop", "tag", "ignore", "off")
+TextFormat = Literal["text", "markdown", "html"]
+TEXT_FORMATS: tuple[TextFormat, ...] = ("text", "markdown", "html")
 
 #: Every setting and its default (``None`` for the minimum net text length: the
 #: overview detector's own default).
@@ -81,6 +90,9 @@ DEFAULTS: Mapping[str, Any] = {
     "TAGRATIO_HTML_FIELD": "main_html",
     "TAGRATIO_ATTACH_HTML": False,
     "TAGRATIO_ATTACH_BLOCKS": False,
+    "TAGRATIO_TEXT_FORMAT": "text",
+    "TAGRATIO_METADATA": True,
+    "TAGRATIO_METADATA_FIELD": None,
     "TAGRATIO_SOURCE_FIELD": "raw_html",
     "TAGRATIO_WORKERS": 0,
     "TAGRATIO_MAX_BYTES": 5_000_000,
@@ -226,6 +238,10 @@ class TagRatioSettings:
     html_field: str
     attach_html: bool
     attach_blocks: bool
+    text_format: TextFormat
+    metadata: bool
+    #: None: the metadata goes into the scores field, under "metadata".
+    metadata_field: str | None
     source_field: str
     workers: int
     max_bytes: int | None
@@ -270,14 +286,18 @@ class TagRatioSettings:
             max_bytes=self.max_bytes,
             time_budget=self.time_budget,
             keep_blocks=self.attach_blocks,
-            keep_html=self.attach_html,
+            keep_html=self.attach_html or self.text_format == "html",
+            keep_markdown=self.text_format == "markdown",
+            metadata=self.metadata,
         )
 
     @property
     def item_fields(self) -> tuple[str, ...]:
         """The fields this plugin sets on an item (a declared item class needs them)."""
-        return (self.text_field, self.scores_field) + (
-            (self.html_field,) if self.attach_html else ()
+        return (
+            (self.text_field, self.scores_field)
+            + ((self.html_field,) if self.attach_html else ())
+            + ((self.metadata_field,) if self.metadata and self.metadata_field else ())
         )
 
     @classmethod
@@ -303,10 +323,13 @@ class TagRatioSettings:
                 "TAGRATIO_SOURCE_FIELD",
             )
         }
+        if raw["TAGRATIO_METADATA_FIELD"] is not None:
+            fields["TAGRATIO_METADATA_FIELD"] = _field(
+                "TAGRATIO_METADATA_FIELD", raw["TAGRATIO_METADATA_FIELD"]
+            )
         if len(set(fields.values())) < len(fields):
             raise SettingsError(
-                "TAGRATIO_TEXT_FIELD, TAGRATIO_SCORES_FIELD, TAGRATIO_HTML_FIELD and "
-                f"TAGRATIO_SOURCE_FIELD must name different fields; got {fields}"
+                f"{', '.join(fields)} must name different fields; got {fields}"
             )
         max_bytes = _limit("TAGRATIO_MAX_BYTES", raw["TAGRATIO_MAX_BYTES"], integer=True)
         return cls(
@@ -319,6 +342,11 @@ class TagRatioSettings:
             html_field=fields["TAGRATIO_HTML_FIELD"],
             attach_html=_bool("TAGRATIO_ATTACH_HTML", raw["TAGRATIO_ATTACH_HTML"]),
             attach_blocks=_bool("TAGRATIO_ATTACH_BLOCKS", raw["TAGRATIO_ATTACH_BLOCKS"]),
+            text_format=_choice(  # type: ignore[arg-type]  # checked by _choice
+                "TAGRATIO_TEXT_FORMAT", raw["TAGRATIO_TEXT_FORMAT"], TEXT_FORMATS
+            ),
+            metadata=_bool("TAGRATIO_METADATA", raw["TAGRATIO_METADATA"]),
+            metadata_field=fields.get("TAGRATIO_METADATA_FIELD"),
             source_field=fields["TAGRATIO_SOURCE_FIELD"],
             workers=_count("TAGRATIO_WORKERS", raw["TAGRATIO_WORKERS"]),
             max_bytes=int(max_bytes) if max_bytes is not None else None,

@@ -25,7 +25,8 @@ ARTICLE = (
 
 
 def test_public_names() -> None:
-    for name in ("extract", "Extraction", "Block", "ExtractionError", "ALGORITHMS", "Addon"):
+    for name in ("extract", "Extraction", "Block", "ExtractionError", "ALGORITHMS", "Addon",
+                 "Metadata"):  # fmt: skip
         assert hasattr(scrapy_tagratio, name), name
     expected = {"cetr", "ccb", "accb", "tccb", "cetd", "cectd", "cectd-s", "textsweeper"}
     assert expected <= set(ALGORITHMS)

@@ -123,3 +123,25 @@ def test_a_page_without_elements_reads_as_an_empty_body() -> None:
         page = read_page(html)
         assert page.tags == ["html", "body"]
         assert page.texts == []
+
+
+def test_attributes_the_metadata_reads_are_recorded() -> None:
+    page = read_page(
+        '<html lang="de-AT"><head><meta http-equiv="Content-Language" content="de">'
+        '<link rel="canonical" href="/a"><meta itemprop="datePublished" content="2024-05-03">'
+        '</head><body><article itemscope><h1 itemprop="headline">Head</h1>'
+        '<a rel="author" href="/ann">Ann</a><time datetime="2024-05-03T10:00+02:00">3 May</time>'
+        '<span itemprop="author">Bo</span></article></body></html>'
+    )
+    tags, found = page.tags, page.attributes
+    assert found.languages == ["de-AT", "de"]
+    assert [(tags[i], rel) for i, rel in zip(found.rel_owners, found.rels, strict=True)] == [
+        ("link", "canonical"), ("a", "author")
+    ]  # fmt: skip
+    assert found.kept[found.rel_owners[0]][0] == "/a"
+    assert found.datetimes == [(tags.index("time"), "2024-05-03T10:00+02:00")]
+    assert found.itemprops == [
+        (tags.index("h1"), "headline", None),
+        (tags.index("span"), "author", None),
+    ]
+    assert ("datePublished", "2024-05-03") in [(m[2], m[3]) for m in found.metas]

@@ -393,6 +393,11 @@ def test_example_project_crawl(tmp_path: Path) -> None:
         item = by_url.pop(page.as_uri())
         assert all(p in item["main_text"] for p in paragraphs(page))
         assert item["tagratio"]["is_overview"] is False
+        # The project asks for Markdown; the metadata rides in the scores.
+        headline = html.unescape(re.search(r"<h1>(.*?)</h1>", page.read_text()).group(1))  # type: ignore[union-attr]
+        assert item["main_text"].startswith(f"# {headline}\n\n")
+        assert item["tagratio"]["metadata"]["headline"] == headline
+        assert item["tagratio"]["metadata"]["language"] == "en"
     # No item from the home page or the section fronts (the links to every article were
     # on them) unless tagged "uncertain" (a front of two stories: kept, not content); the
     # short "about" page is neither an article nor a listing.
@@ -515,7 +520,8 @@ def test_spider_middleware_keeps_order_and_identity(
     article = run(response_with({EXTRACTION_META: extractions["article"]}))
     assert [id(o) for o in article] == [id(o) for o in outputs]
     assert article[0]["main_text"] == extractions["article"].text
-    assert article[2]["tagratio"] == extractions["article"].figures()
+    metadata = extractions["article"].metadata.to_dict()
+    assert article[2]["tagratio"] == {**extractions["article"].figures(), "metadata": metadata}
     # Overview page: items dropped and counted, the request goes on.
     front = run(response_with({EXTRACTION_META: extractions["front"]}))
     assert front == [outputs[1]]

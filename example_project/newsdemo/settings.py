@@ -7,10 +7,14 @@ NEWSPIDER_MODULE = "newsdemo.spiders"
 # scrapy-tagratio: extract the main text of every page, drop the items of overview pages
 # (home page, section fronts) while still following their links.
 ADDONS = {"scrapy_tagratio.Addon": 100}
-# The TAGRATIO_* settings keep their defaults here; for example:
+# The main text as Markdown (headings, lists, tables); the default is plain text.
+TAGRATIO_TEXT_FORMAT = "markdown"
+# The other TAGRATIO_* settings keep their defaults here; for example:
 # TAGRATIO_ALGORITHM = "cetr"
 # TAGRATIO_OVERVIEW_ACTION = "tag"   # keep overview pages' items, marked is_overview
 # TAGRATIO_WORKERS = 2               # extract in two worker processes
+# TAGRATIO_METADATA_FIELD = "metadata"  # headline, authors, dates, ... in their own field
+#                                       # (declare it in items.py); default: in "tagratio"
 
 # Polite defaults for live sites (-a start_url=...); the bundled site is read from disk.
 ROBOTSTXT_OBEY = True
