@@ -3,6 +3,14 @@
     python -m benchmarks.accuracy cectd cetd fulltext --peers
     python -m benchmarks.accuracy cetr cetr:clustering=threshold --limit 200 --jobs 2
     python -m benchmarks.accuracy cectd --dataset fundus --peers
+    python -m benchmarks.accuracy --loso --jobs 2
+
+``--loso`` prints the leave-one-set-out table of the default: for each development set
+(trafilatura-eval, fundus, dragnet, readability, cleaneval) the block model is refitted
+without that set's pages (``benchmarks.train_tagratio``; the probability cut chosen on inner
+folds of the training pages) and the extractor with that model is scored on the set, beside
+the peers on the same pages (the peers' scores are kept under ``TAGRATIO_CACHE``, default
+``/tmp/scrapy-tagratio-cache``, keyed by the pages and the peers' versions).
 
 On ``trafilatura`` (trafilatura-eval, the default) the score is the set's snippet rule:
 precision, recall, accuracy and F-score of counts summed over pages. On the full-gold-text
@@ -18,12 +26,16 @@ spent in that extractor alone (per process, so comparable with and without ``--j
 from __future__ import annotations
 
 import argparse
+import hashlib
+import os
+import pickle
 import sys
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from multiprocessing import Pool
+from pathlib import Path
 
 from scrapy_tagratio import DEFAULT_ALGORITHM
 
@@ -166,6 +178,87 @@ def format_table(totals: dict[str, Totals], *, full_text: bool) -> str:
     return "\n".join(lines)
 
 
+def _f1(totals: Totals, dataset: str) -> tuple[float, float, float]:
+    """Precision, recall and F of the set's measure (snippets or word 4-grams)."""
+    if dataset == "trafilatura":
+        s = totals.snippets
+        return s.precision, s.recall, s.f_score
+    return summarise_shingles(totals.shingles)
+
+
+def _totals(
+    dataset: str, ids: Sequence[str], specs: Sequence[str], time_budget: float | None, jobs: int
+) -> dict[str, Totals]:
+    totals = {spec: Totals() for spec in specs}
+    for outcomes in _outcomes(dataset, ids, specs, time_budget, jobs):
+        for spec, outcome in outcomes.items():
+            totals[spec].add(outcome)
+    return totals
+
+
+def peer_totals(
+    dataset: str, ids: Sequence[str], peers: Sequence[str], jobs: int, cache: Path
+) -> dict[str, Totals]:
+    """The peers' totals on these pages, kept under ``cache`` (keyed by the pages, the
+    peers and their versions): a peer's output does not change between runs, and on a
+    shared machine the peers take most of the time of a leave-one-set-out run."""
+    versions = {name: _version(name) for name in peers}
+    key = hashlib.sha1(repr((dataset, list(ids), versions)).encode()).hexdigest()[:12]
+    path = cache / f"peers-{dataset}-{key}.pkl"
+    if path.is_file():
+        with open(path, "rb") as handle:
+            cached: dict[str, Totals] = pickle.load(handle)
+        return cached
+    totals = _totals(dataset, ids, peers, None, jobs)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as handle:
+        pickle.dump(totals, handle)
+    return totals
+
+
+def _version(peer: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    package = {"readability": "readability-lxml"}.get(peer, peer)
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return "?"
+
+
+def leave_one_set_out(
+    limit: int | None, jobs: int, time_budget: float | None, peers: Sequence[str]
+) -> str:
+    """The default fitted without each development set, scored on that set, beside
+    ``peers`` on the same pages: one row per set, then the mean of the F column."""
+    from .train_tagratio import LABEL_SETS, write_loso_models
+
+    cache = Path(os.environ.get("TAGRATIO_CACHE", "/tmp/scrapy-tagratio-cache"))
+    models = write_loso_models(cache)
+    names = [DEFAULT_ALGORITHM, *peers]
+    header = f"{'held-out set':<14} {'pages':>5} " + " ".join(
+        f"{name[:11] + ' P/R/F':>23}" for name in names
+    )
+    lines = [header, "-" * len(header)]
+    scores: dict[str, list[float]] = {name: [] for name in names}
+    for dataset in LABEL_SETS:
+        ids = _data.page_ids(dataset, limit)
+        ours = f"{DEFAULT_ALGORITHM}:model={models[dataset]}"
+        totals = {
+            DEFAULT_ALGORITHM: _totals(dataset, ids, [ours], time_budget, jobs)[ours],
+            **peer_totals(dataset, ids, peers, jobs, cache),
+        }
+        cells = []
+        for name in names:
+            p, r, f = _f1(totals[name], dataset)
+            scores[name].append(f)
+            cells.append(f"{p:.3f}/{r:.3f}/{f:.3f}".rjust(23))
+        lines.append(f"{dataset:<14} {len(ids):>5} " + " ".join(cells))
+    means = " ".join(f"{sum(v) / len(v):>23.3f}" for v in scores.values())
+    lines.append(f"{'mean F':<14} {'':>5} {means}")
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.accuracy", description=__doc__.split("\n\n")[0]
@@ -177,6 +270,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"(default: {DEFAULT_ALGORITHM})",
     )
     parser.add_argument("--peers", action="store_true", help=f"add {', '.join(PEERS)}")
+    parser.add_argument(
+        "--loso",
+        action="store_true",
+        help="leave one set out: the default fitted without each development set, scored "
+        "on it, beside the peers (ignores --dataset and the extractor list)",
+    )
     parser.add_argument("--dataset", choices=sorted(_data.DATASETS), default="trafilatura")
     parser.add_argument("--limit", type=int, help="only the first N pages (sorted ids)")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
@@ -188,6 +287,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
+    if args.loso:
+        print(leave_one_set_out(args.limit, args.jobs, args.time_budget, PEERS))
+        return 0
     specs = list(
         dict.fromkeys([*(args.extractors or [DEFAULT_ALGORITHM]), *(PEERS if args.peers else ())])
     )

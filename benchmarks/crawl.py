@@ -1,4 +1,5 @@
-"""Crawl throughput with the plugin off, on in the reactor thread, and on with N workers.
+"""Crawl throughput with the plugin off, on in the reactor thread, on with N workers, and
+on with scrapy-redis (one process, then two processes sharing one Redis).
 
 A real Scrapy crawl of the first ``--pages`` pages of the trafilatura-eval development set,
 served from 127.0.0.1 by a threaded HTTP server in this process; each configuration runs
@@ -12,6 +13,14 @@ crawl the same pages with the same Scrapy settings (the defaults: 16 concurrent 
 8 per domain) and count items the same way. On a shared machine use ``--repeat 3``:
 configurations run interleaved and the best run of each is kept.
 
+The scrapy-redis lines crawl the same pages through a private ``redis-server`` (the
+settings of ``example_project/newsdemo/settings_redis.py``: shared scheduler queue,
+duplicate filter and stats); with two processes both start at the same moment, both seed
+the same pages (the shared duplicate filter keeps one copy of each) and items per second
+count the items of both from the first response of either to the last item of either
+(``time.monotonic``, one clock for every process of the machine). Without redis-server or
+scrapy-redis these lines are left out, saying why.
+
 ``extract ms/page`` is the wall time of one extraction (it grows when processes share
 cores). CPU milliseconds per item, over the same window, show where the cores go: the crawl
 process (all its threads), its worker processes (read from ``/proc``; Linux only) and this
@@ -19,7 +28,7 @@ process's HTTP server (which a real crawl would not run on the crawler's cores).
 cores, plugin-on throughput is bounded by 2 / (sum of the three) and by 1 / (crawl process
 alone), the crawl process being one reactor thread.
 
-    python benchmarks/crawl.py --pages 200 --workers 2 --repeat 3
+    python -m benchmarks.crawl --pages 200 --workers 2 --repeat 3
 
 Needs ../shared/benchmarks (or TAGRATIO_BENCHMARKS). A script that prints figures, not a
 test.
@@ -32,11 +41,14 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
+from contextlib import ExitStack
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from subprocess import PIPE
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
@@ -76,12 +88,13 @@ def serve(pages: list[bytes]) -> ThreadingHTTPServer:
 
 # ---------------------------------------------------------------------- one crawl
 def crawl(base_url: str, count: int, settings: dict[str, Any]) -> dict[str, Any]:
-    """Run one crawl in this process; return its figures."""
+    """Run one crawl in this process; return its figures. Once the spider is open this
+    process prints "ready" and waits for a line on stdin (the parent's go)."""
     import scrapy
     from scrapy import signals
     from scrapy.crawler import CrawlerProcess
 
-    marks: dict[str, Any] = {"first_response": None, "last_item": None, "items": 0}
+    marks: dict[str, Any] = {"first_response": None, "last_item": None, "items": 0, "waited": 0}
     cpu: dict[str, tuple[float, float]] = {}
 
     class PagesSpider(scrapy.Spider):
@@ -96,12 +109,18 @@ def crawl(base_url: str, count: int, settings: dict[str, Any]) -> dict[str, Any]
 
     def on_response(**kwargs: Any) -> None:
         if marks["first_response"] is None:
-            marks["first_response"] = time.perf_counter()
+            marks["first_response"] = time.monotonic()
             cpu["first_response"] = (time.process_time(), children_cpu())
 
     def on_item(**kwargs: Any) -> None:
         marks["items"] += 1
-        marks["last_item"] = time.perf_counter()
+        marks["last_item"] = time.monotonic()
+
+    def on_opened(**kwargs: Any) -> None:  # blocks the reactor: nothing runs before go
+        waited = time.monotonic()
+        print("ready", flush=True)
+        sys.stdin.readline()
+        marks["waited"] = time.monotonic() - waited
 
     def on_idle(**kwargs: Any) -> None:  # right after the last item, before the pool closes
         cpu["idle"] = (time.process_time(), children_cpu())
@@ -117,24 +136,27 @@ def crawl(base_url: str, count: int, settings: dict[str, Any]) -> dict[str, Any]
         }
     )
     crawler = process.create_crawler(PagesSpider)
+    crawler.signals.connect(on_opened, signal=signals.spider_opened)
     crawler.signals.connect(on_response, signal=signals.response_received)
     crawler.signals.connect(on_item, signal=signals.item_scraped)
     crawler.signals.connect(on_idle, signal=signals.spider_idle)
-    started = time.perf_counter()
+    started = time.monotonic()
     process.crawl(crawler)
     process.start()
-    wall = time.perf_counter() - started
-    window = (marks["last_item"] or started) - (marks["first_response"] or started)
+    wall = time.monotonic() - started - marks["waited"]
     stats = crawler.stats.get_stats() if crawler.stats is not None else {}
-    items = marks["items"]
-    (own_0, workers_0), (own_1, workers_1) = cpu["first_response"], cpu["idle"]
+    # A process of a shared crawl may get no page at all.
+    (own_0, workers_0) = cpu.get("first_response", cpu["idle"])
+    (own_1, workers_1) = cpu["idle"]
     return {
-        "items": items,
-        "items_per_s": items / window if window > 0 else 0.0,
+        "items": marks["items"],
+        "first_response": marks["first_response"],
+        "last_item": marks["last_item"],
         "wall_s": wall,
-        "crawler_cpu_ms": (own_1 - own_0) * 1000 / items,
-        "workers_cpu_ms": (workers_1 - workers_0) * 1000 / items,
-        "tagratio": {k: v for k, v in stats.items() if k.startswith("tagratio/")},
+        "crawler_cpu_s": own_1 - own_0,
+        "workers_cpu_s": workers_1 - workers_0,
+        # Integers (scrapy-redis's collector returns the strings Redis holds).
+        "tagratio": {k: int(v) for k, v in stats.items() if k.startswith("tagratio/")},
     }
 
 
@@ -154,6 +176,60 @@ def children_cpu() -> float:
 
 
 # ---------------------------------------------------------------------- the run
+#: scrapy-redis as example_project/newsdemo/settings_redis.py sets it up (LogStats off:
+#: it fails at close with scrapy-redis 0.9.1's collector, rmax/scrapy-redis#303).
+SCRAPY_REDIS = {
+    "SCHEDULER": "scrapy_redis.scheduler.Scheduler",
+    "DUPEFILTER_CLASS": "scrapy_redis.dupefilter.RFPDupeFilter",
+    "STATS_CLASS": "scrapy_redis.stats.RedisStatsCollector",
+    "SCHEDULER_PERSIST": True,
+    "EXTENSIONS": {"scrapy.extensions.logstats.LogStats": None},
+}
+
+
+def run_crawls(
+    base_url: str, count: int, settings: dict[str, Any], processes: int, env: dict[str, str]
+) -> dict[str, Any]:
+    """``processes`` crawl subprocesses started at one moment; their combined figures."""
+    command = [sys.executable, __file__, "--crawl", base_url, str(count), json.dumps(settings)]
+    # Logs go to files: a pipe nobody reads while the crawls run could fill and block them.
+    with ExitStack() as files:
+        logs = [files.enter_context(tempfile.TemporaryFile("w+")) for _ in range(processes)]
+        procs = [
+            subprocess.Popen(command, stdin=PIPE, stdout=PIPE, stderr=log, text=True, env=env)
+            for log in logs
+        ]
+        for proc in procs:  # wait until every process has its spider open
+            assert proc.stdout is not None
+            proc.stdout.readline()
+        for proc in procs:  # then go, all at once
+            assert proc.stdin is not None
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+        results = []
+        for proc, log in zip(procs, logs, strict=True):
+            out, _ = proc.communicate()
+            if proc.returncode != 0:
+                log.seek(0)
+                sys.exit(f"crawl failed\n{log.read()[-3000:]}")
+            results.append(json.loads(out.strip().splitlines()[-1]))
+    items = sum(r["items"] for r in results)
+    busy = [r for r in results if r["items"]]
+    window = max(r["last_item"] for r in busy) - min(r["first_response"] for r in busy)
+    # With shared stats every process reports the running totals when it closes: the
+    # largest value of each is the crawl's.
+    keys = {k for r in results for k in r["tagratio"]}
+    return {
+        "items": items,
+        "items_per_process": [r["items"] for r in results],
+        "items_per_s": items / window if window > 0 else 0.0,
+        "wall_s": max(r["wall_s"] for r in results),
+        "crawler_cpu_ms": sum(r["crawler_cpu_s"] for r in results) * 1000 / items,
+        "workers_cpu_ms": sum(r["workers_cpu_s"] for r in results) * 1000 / items,
+        "tagratio": {k: max(r["tagratio"].get(k, 0) for r in results) for k in keys},
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pages", type=int, default=200)
@@ -174,53 +250,75 @@ def main() -> None:
     on: dict[str, Any] = {"ADDONS": {"scrapy_tagratio.Addon": 100}}
     if args.algorithm:
         on["TAGRATIO_ALGORITHM"] = args.algorithm
-    configurations = [
-        ("plugin off", {}),
-        ("plugin on, 0 workers", on),
-        (f"plugin on, {args.workers} workers", {**on, "TAGRATIO_WORKERS": args.workers}),
+    configurations: list[tuple[str, dict[str, Any], int]] = [
+        ("plugin off", {}, 1),
+        ("plugin on, 0 workers", on, 1),
+        (f"plugin on, {args.workers} workers", {**on, "TAGRATIO_WORKERS": args.workers}, 1),
     ]
+    with ExitStack() as stack:
+        try:
+            import scrapy_redis  # noqa: F401  (installed with the [redis] extra)
+
+            from benchmarks._redis import RedisUnavailable, redis_server
+
+            redis_url = stack.enter_context(redis_server())
+        except (ImportError, RedisUnavailable) as exc:
+            print(f"scrapy-redis lines left out: {exc}")
+        else:
+            shared = {**on, **SCRAPY_REDIS, "REDIS_URL": redis_url}
+            configurations += [
+                ("scrapy-redis, 1 process", shared, 1),
+                ("scrapy-redis, 2 processes", shared, 2),
+            ]
+        report(configurations, pages, base_url, args.repeat)
+    server.shutdown()
+
+
+def report(
+    configurations: list[tuple[str, dict[str, Any], int]],
+    pages: list[bytes],
+    base_url: str,
+    repeat: int,
+) -> None:
+    """Run every configuration ``repeat`` times (interleaved) and print the best run of each."""
     size = sum(map(len, pages)) / len(pages) / 1024
     print(f"{len(pages)} pages (mean {size:.0f} KiB) from trafilatura-eval, {os.cpu_count()} CPUs")
-    print(f"{'':<24} {'':>6} {'':>8} {'':>7} {'':>7} {'extract':>8}"
+    print(f"{'':<26} {'':>6} {'':>8} {'':>7} {'':>7} {'extract':>8}"
           f"  {'CPU ms/item':^23}")  # fmt: skip
-    print(f"{'configuration':<24} {'items':>6} {'items/s':>8} {'vs off':>7} {'wall s':>7}"
+    print(f"{'configuration':<26} {'items':>6} {'items/s':>8} {'vs off':>7} {'wall s':>7}"
           f" {'ms/page':>8}  {'crawler':>7} {'workers':>7} {'server':>7}")  # fmt: skip
     path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
     env = {**os.environ, "PYTHONPATH": path}
     best: dict[str, dict[str, Any]] = {}
-    for _ in range(args.repeat):  # interleaved, so a busy spell hits every configuration
-        for label, settings in configurations:
+    for _ in range(repeat):  # interleaved, so a busy spell hits every configuration
+        for label, settings, processes in configurations:
+            if "REDIS_URL" in settings:  # a new crawl: empty queue, duplicate filter, stats
+                import redis
+
+                redis.Redis.from_url(settings["REDIS_URL"]).flushdb()
             served = time.process_time()  # this process only serves pages meanwhile
-            proc = subprocess.run(
-                [sys.executable, __file__, "--crawl", base_url, str(len(pages)),
-                 json.dumps(settings)],
-                capture_output=True,
-                text=True,
-                env=env,
-            )  # fmt: skip
-            if proc.returncode != 0:
-                sys.exit(f"{label}: crawl failed\n{proc.stderr[-3000:]}")
-            result = json.loads(proc.stdout.strip().splitlines()[-1])
+            result = run_crawls(base_url, len(pages), settings, processes, env)
             result["server_cpu_ms"] = (time.process_time() - served) * 1000 / result["items"]
             if label not in best or result["items_per_s"] > best[label]["items_per_s"]:
                 best[label] = result
     baseline = best["plugin off"]["items_per_s"]
-    for label, _ in configurations:
+    for label, _, _ in configurations:
         result = best[label]
         tagratio = result["tagratio"]
         extracted = tagratio.get("tagratio/pages_extracted", 0)
         time_us = tagratio.get("tagratio/extraction_time_us", 0)
         per_page = f"{time_us / extracted / 1000:.1f}" if extracted else "-"
         print(
-            f"{label:<24} {result['items']:>6} {result['items_per_s']:>8.1f} "
+            f"{label:<26} {result['items']:>6} {result['items_per_s']:>8.1f} "
             f"{result['items_per_s'] / baseline:>6.0%} {result['wall_s']:>7.2f} {per_page:>8}  "
             f"{result['crawler_cpu_ms']:>7.2f} {result['workers_cpu_ms']:>7.2f} "
             f"{result['server_cpu_ms']:>7.2f}"
         )
+        if len(result["items_per_process"]) > 1:
+            print(f"{'':<26} items per process: {result['items_per_process']}")
         errors = {k: v for k, v in tagratio.items() if "/errors/" in k or "/skipped/" in k}
         if errors:
-            print(f"{'':<24} {errors}")
-    server.shutdown()
+            print(f"{'':<26} {errors}")
 
 
 if __name__ == "__main__":

@@ -1,116 +1,503 @@
-"""Fit the default algorithm's block model on trafilatura-eval and print its weights.
+"""Fit the default algorithm's block model on every development set and write its file.
 
-Each text block of each page (see ``scrapy_tagratio.algorithms.tagratio.block_features``)
-is labelled by the gold snippets: 1 if its text contains a ``with`` snippet, 0 if it
-contains a ``without`` snippet, unlabelled otherwise (most blocks). A standardised
-logistic regression (scikit-learn) is fitted on the labelled blocks. The script prints
+    python -m benchmarks.train_tagratio            # validate, fit, write the model file
+    python -m benchmarks.train_tagratio --limit 40 --no-write   # a smoke run
 
-* the 5-fold cross-validated snippet F-score of the whole extractor (folds by page, the
-  model refitted on four fifths and applied to the fifth), for a few thresholds;
-* the constants to paste into ``tagratio.py`` (means, scales, weights, intercept).
+Data (``benchmarks/protocol.py``): every distinct page of trafilatura-eval, fundus-dev,
+dragnet-dev, readability-dev and cleaneval-dev once. Each text block of a page (see
+``scrapy_tagratio.algorithms.tagratio.block_features``) gets a label from the gold of the
+page's set:
 
-Usage: ``python -m benchmarks.train_tagratio [--limit N] [--folds 5]``. Needs
-../shared/benchmarks (or TAGRATIO_BENCHMARKS). Takes about a minute.
+* trafilatura-eval (snippets): 1 if the block's text holds a ``with`` snippet, 0 if it holds
+  a ``without`` snippet, none otherwise (most blocks);
+* the full-text sets: the share of the block's word 4-grams (a block of fewer than four
+  words: its whole word sequence) found among the gold text's; 1 from :data:`GOLD_SHARE`
+  on, else 0.
+
+Each page weighs one in all (its labelled blocks share the weight by their words), so long
+pages and the largest set do not drown the others. The learner is scikit-learn's
+histogram gradient boosting (shallow trees), exported as plain arrays
+(:class:`scrapy_tagratio.algorithms.trees.BoostedTrees`) and checked against scikit-learn's
+own predictions before it is written.
+
+Validation, printed and stored in the model file; every choice inside training folds:
+
+* **leave one set out**: for each set, a model fitted on the pages of the other sets scores
+  it (snippet F-score on trafilatura-eval, word 4-gram F1 on the others);
+* **site-grouped folds** (5): trafilatura-eval's pages scored by models fitted on folds that
+  share no site with them;
+* the probability cut is 0.5, fixed beforehand; with ``--inner K`` (K > 1) every model's
+  cut is chosen on K site-grouped *inner* folds of its own training pages instead (the cut
+  that maximises the mean score over the training sets).
+
+Scores here are of the kept blocks' texts joined in document order (close to, not exactly,
+the extractor's text); ``python -m benchmarks.accuracy --loso`` scores the real extractor.
+Per-page blocks are cached under ``/tmp`` (``--cache``); the run takes a few minutes.
 """
 
 from __future__ import annotations
 
 import argparse
-import re
+import dataclasses
+import hashlib
+import json
+import pickle
+import sys
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
-from sklearn.linear_model import LogisticRegression
-from sklearn.preprocessing import StandardScaler
+from sklearn.ensemble import HistGradientBoostingClassifier
 
-from scrapy_tagratio.algorithms.tagratio import FEATURES, block_features
+from scrapy_tagratio.algorithms.tagratio import FEATURES, MODEL_NAME, block_features
+from scrapy_tagratio.algorithms.trees import MODEL_VERSION, BoostedTrees
 from scrapy_tagratio.document import Document
 
-from . import _data
+from . import protocol
+from .metrics import normalise_whitespace, shingle_counts, summarise_shingles, tokens
 
-_SPACE = re.compile(r"\s+")
+__all__ = [
+    "LABEL_SETS",
+    "PageBlocks",
+    "fit",
+    "load_blocks",
+    "loso_models",
+    "main",
+    "write_loso_models",
+]
 
-
-def _ws(text: str) -> str:
-    return _SPACE.sub(" ", text).strip()
+#: The sets whose gold labels blocks, in table order.
+LABEL_SETS: tuple[str, ...] = ("trafilatura", "fundus", "dragnet", "readability", "cleaneval")
+SNIPPET_SET = "trafilatura"
+#: A block whose share of word 4-grams found in the gold text reaches this is content.
+GOLD_SHARE = 0.5
+#: Candidate probability cuts, chosen among inside training folds.
+CUTS = (0.35, 0.4, 0.45, 0.5, 0.55, 0.6)
+#: Site-grouped inner folds on which each model's cut is chosen; 1: no choice, every
+#: model keeps the blocks of probability 0.5 or more (the default on a shared 2-core
+#: machine: inner folds triple the fits).
+INNER = 1
+#: Learner parameters (shallow trees: the model ships as arrays, evaluated per page).
+PARAMS: dict[str, Any] = {
+    "max_iter": 80,
+    "learning_rate": 0.2,
+    "max_depth": 3,
+    "max_leaf_nodes": 8,
+    "min_samples_leaf": 40,
+    "l2_regularization": 1.0,
+    "random_state": 0,
+}
+MODEL_PATH = (
+    Path(__file__).resolve().parents[1] / "scrapy_tagratio" / "models" / f"{MODEL_NAME}.json"
+)
 
 
 @dataclass
 class PageBlocks:
-    page_id: str
-    features: np.ndarray
-    labels: np.ndarray  # 1 content, 0 boilerplate, -1 unknown
+    """One page of the pool as the training sees it."""
+
+    key: str
+    dataset: str  # the set whose gold labels it (its first labelling membership)
+    sets: tuple[str, ...]
+    features: np.ndarray  # float32, blocks x features
+    labels: np.ndarray  # int8: 1 content, 0 not, -1 unlabelled
+    weights: np.ndarray  # float32, summing to 1 over labelled blocks
     texts: list[str]
-    with_snippets: list[str]
-    without_snippets: list[str]
+    gold: Any  # snippets (with, without) or the gold text
 
 
-def page_blocks(page: _data.Page) -> PageBlocks:
-    document = Document.from_input(page.html, url=page.url)
-    blocks, features, owner, _ = block_features(document)
-    texts = [_ws(document.text_of(owner == b)) for b in blocks.tolist()]
-    with_snippets = [_ws(s) for s in page.gold["with"]]
-    without_snippets = [_ws(s) for s in page.gold["without"]]
-    labels = np.full(len(texts), -1)
+def _gold_shingles(gold: str) -> list[set[tuple[str, ...]]]:
+    """The gold's word n-grams for n = 1..4 (index n - 1)."""
+    words = tokens(gold)
+    return [{tuple(words[i : i + n]) for i in range(len(words) - n + 1)} for n in range(1, 5)]
+
+
+def _full_text_labels(texts: list[str], gold: str) -> tuple[np.ndarray, np.ndarray]:
+    grams = _gold_shingles(gold)
+    labels = np.full(len(texts), -1, dtype=np.int8)
+    words = np.zeros(len(texts))
     for i, text in enumerate(texts):
-        if any(s in text for s in without_snippets):
+        block = tokens(text)
+        if not block:
+            continue
+        n = min(4, len(block))
+        own = [tuple(block[j : j + n]) for j in range(len(block) - n + 1)]
+        share = sum(gram in grams[n - 1] for gram in own) / len(own)
+        labels[i] = share >= GOLD_SHARE
+        words[i] = len(block)
+    return labels, words
+
+
+def _snippet_labels(texts: list[str], with_: list[str], without: list[str]) -> np.ndarray:
+    labels = np.full(len(texts), -1, dtype=np.int8)
+    for i, text in enumerate(map(normalise_whitespace, texts)):
+        if any(s in text for s in without):
             labels[i] = 0
-        if any(s in text for s in with_snippets):
+        if any(s in text for s in with_):
             labels[i] = 1
-    return PageBlocks(page.id, features, labels, texts, with_snippets, without_snippets)
+    return labels
 
 
-def fit(pages: list[PageBlocks]) -> tuple[StandardScaler, LogisticRegression]:
+def page_blocks(page: protocol.ProtocolPage) -> PageBlocks:
+    """Features, labels and texts of one page's blocks."""
+    document = Document.from_input(page.html(), url=page.url)
+    blocks, features, _ = block_features(document)
+    texts = document.block_texts(blocks)
+    dataset = next(name for name in page.sets if name in LABEL_SETS)
+    record = page.gold(dataset)
+    if dataset == SNIPPET_SET:
+        with_ = [normalise_whitespace(s) for s in record["with"]]
+        without = [normalise_whitespace(s) for s in record["without"]]
+        labels = _snippet_labels(texts, with_, without)
+        words = np.array([len(tokens(t)) for t in texts], dtype=np.float64)
+        gold: Any = (with_, without)
+    else:
+        labels, words = _full_text_labels(texts, record["body"])
+        gold = record["body"]
+    weights = np.where(labels >= 0, np.maximum(words, 1.0), 0.0)
+    weights /= max(weights.sum(), 1e-9)
+    return PageBlocks(
+        key=page.key,
+        dataset=dataset,
+        sets=page.sets,
+        features=features.astype(np.float32),
+        labels=labels,
+        weights=weights.astype(np.float32),
+        texts=texts,
+        gold=gold,
+    )
+
+
+def load_blocks(limit: int | None, cache: Path | None) -> list[PageBlocks]:
+    """The pool's pages as :class:`PageBlocks`, computed once and cached (keyed by the
+    feature names and the limit: a change of the features recomputes)."""
+    tag = hashlib.sha1(repr((FEATURES, limit, LABEL_SETS, GOLD_SHARE)).encode()).hexdigest()[:12]
+    path = cache / f"tagratio-blocks-{tag}.pkl" if cache else None
+    if path is not None and path.is_file():
+        with open(path, "rb") as handle:
+            return [PageBlocks(**fields) for fields in pickle.load(handle)]
+    pages = protocol.pool(LABEL_SETS)
+    if limit is not None:  # the first ``limit`` pages of every set
+        seen: dict[str, int] = {}
+        chosen = []
+        for page in pages:
+            first = page.sets[0]
+            if seen.get(first, 0) < limit:
+                seen[first] = seen.get(first, 0) + 1
+                chosen.append(page)
+        pages = tuple(chosen)
+    started = time.perf_counter()
+    result = []
+    for done, page in enumerate(pages, 1):
+        result.append(page_blocks(page))
+        if done % 200 == 0:
+            print(
+                f"  {done}/{len(pages)} pages, {time.perf_counter() - started:.0f} s",
+                file=sys.stderr,
+            )
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "wb") as handle:
+            pickle.dump([vars(page) for page in result], handle)  # plain data: any __main__
+    return result
+
+
+# ------------------------------------------------------------------ fitting and scoring
+def fit(pages: Sequence[PageBlocks]) -> HistGradientBoostingClassifier:
+    """The learner fitted on the labelled blocks of ``pages``."""
     x = np.vstack([p.features[p.labels >= 0] for p in pages])
     y = np.concatenate([p.labels[p.labels >= 0] for p in pages])
-    scaler = StandardScaler().fit(x)
-    model = LogisticRegression(C=1.0, max_iter=5000).fit(scaler.transform(x), y)
-    return scaler, model
+    w = np.concatenate([p.weights[p.labels >= 0] for p in pages])
+    return HistGradientBoostingClassifier(**PARAMS).fit(x, y, sample_weight=w)
 
 
-def snippet_f1(pages: list[PageBlocks], kept: list[np.ndarray]) -> tuple[float, float, float]:
-    """F-score, precision, recall by the corpus rule, on the kept blocks' joined text."""
-    tp = fp = fn = 0
-    for page, keep in zip(pages, kept, strict=True):
-        text = _ws(" ".join(t for t, k in zip(page.texts, keep, strict=True) if k))
-        found = sum(s in text for s in page.with_snippets)
-        tp += found
-        fn += len(page.with_snippets) - found
-        fp += sum(s in text for s in page.without_snippets)
-    return 2 * tp / (2 * tp + fp + fn), tp / max(1, tp + fp), tp / max(1, tp + fn)
+def export(model: HistGradientBoostingClassifier) -> BoostedTrees:
+    """The fitted learner as :class:`BoostedTrees` arrays."""
+    predictors = [tree for trees in model._predictors for tree in trees]
+    size = max(len(tree.nodes) for tree in predictors)
+    shape = (len(predictors), size)
+    feature = np.full(shape, -1, dtype=np.intp)
+    threshold = np.zeros(shape)
+    left = np.tile(np.arange(size), (len(predictors), 1))
+    right = left.copy()
+    value = np.zeros(shape)
+    depth = 0
+    for t, tree in enumerate(predictors):
+        nodes = tree.nodes
+        count = len(nodes)
+        leaf = nodes["is_leaf"].astype(bool)
+        feature[t, :count] = np.where(leaf, -1, nodes["feature_idx"])
+        threshold[t, :count] = nodes["num_threshold"]
+        left[t, :count] = np.where(leaf, np.arange(count), nodes["left"])
+        right[t, :count] = np.where(leaf, np.arange(count), nodes["right"])
+        value[t, :count] = np.where(leaf, nodes["value"], 0.0)
+        depth = max(depth, int(nodes["depth"].max()))
+    return BoostedTrees(
+        features=FEATURES,
+        baseline=float(np.ravel(model._baseline_prediction)[0]),
+        feature=feature,
+        threshold=threshold,
+        left=left,
+        right=right,
+        value=value,
+        depth=depth,
+        cut=0.5,
+        about={},
+    )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--limit", type=int, default=None)
-    parser.add_argument("--folds", type=int, default=5)
-    args = parser.parse_args()
-    pages = [page_blocks(p) for p in _data.pages("trafilatura", limit=args.limit)]
-    labelled = sum(int((p.labels >= 0).sum()) for p in pages)
-    print(f"{len(pages)} pages, {sum(len(p.labels) for p in pages)} blocks, {labelled} labelled")
+def page_text(page: PageBlocks, keep: np.ndarray) -> str:
+    return "\n".join(t for t, k in zip(page.texts, keep.tolist(), strict=True) if k)
 
+
+def set_score(pages: Sequence[PageBlocks], kept: Sequence[np.ndarray], dataset: str) -> float:
+    """The set's measure on the kept blocks: snippet F-score or word 4-gram F1."""
+    if dataset == SNIPPET_SET:
+        tp = fp = fn = 0
+        for page, keep in zip(pages, kept, strict=True):
+            text = normalise_whitespace(page_text(page, keep))
+            with_, without = page.gold
+            found = sum(s in text for s in with_)
+            tp, fn = tp + found, fn + len(with_) - found
+            fp += sum(s in text for s in without)
+        return 2 * tp / max(2 * tp + fp + fn, 1)
+    counts = [
+        shingle_counts(page.gold, page_text(page, keep))
+        for page, keep in zip(pages, kept, strict=True)
+    ]
+    return summarise_shingles(counts)[2]
+
+
+def scores_by_set(
+    pages: Sequence[PageBlocks], probabilities: Sequence[np.ndarray], cut: float
+) -> dict[str, float]:
+    """Per set present in ``pages``, its score at ``cut`` (a page counts in its labelling set)."""
+    out = {}
+    for dataset in LABEL_SETS:
+        chosen = [i for i, p in enumerate(pages) if p.dataset == dataset]
+        if chosen:
+            out[dataset] = set_score(
+                [pages[i] for i in chosen], [probabilities[i] >= cut for i in chosen], dataset
+            )
+    return out
+
+
+def predict(model: BoostedTrees, pages: Sequence[PageBlocks]) -> list[np.ndarray]:
+    return [model.probability(p.features.astype(np.float64)) for p in pages]
+
+
+def choose_cut(
+    pages: list[PageBlocks], protocol_pages: Sequence[protocol.ProtocolPage], inner: int
+) -> float:
+    """The cut that maximises the mean set score over out-of-fold predictions of
+    site-grouped inner folds of ``pages``."""
+    folds = protocol.site_folds(protocol_pages, inner)
     probabilities: list[np.ndarray] = [np.zeros(0)] * len(pages)
-    for fold in range(args.folds):
-        train = [p for i, p in enumerate(pages) if i % args.folds != fold]
-        scaler, model = fit(train)
-        for i, page in enumerate(pages):
-            if i % args.folds == fold and len(page.features):
-                probabilities[i] = model.predict_proba(scaler.transform(page.features))[:, 1]
-    for threshold in (0.4, 0.45, 0.5, 0.55, 0.6):
-        f1, precision, recall = snippet_f1(pages, [p >= threshold for p in probabilities])
-        print(
-            f"cross-validated threshold {threshold:.2f}: F1 {f1:.4f} "
-            f"(P {precision:.4f}, R {recall:.4f})"
-        )
+    for train, test in folds:
+        model = export(fit([pages[i] for i in train]))
+        for i, p in zip(test.tolist(), predict(model, [pages[i] for i in test]), strict=True):
+            probabilities[i] = p
+    means = {
+        cut: float(np.mean(list(scores_by_set(pages, probabilities, cut).values()))) for cut in CUTS
+    }
+    return max(means, key=means.__getitem__)
 
-    scaler, model = fit(pages)
-    np.set_printoptions(precision=6, suppress=True, linewidth=88)
-    print("\n# features:", ", ".join(FEATURES))
-    print("FEATURE_MEANS = np.array(", repr(scaler.mean_.round(6).tolist()), ")")
-    print("FEATURE_SCALES = np.array(", repr(scaler.scale_.round(6).tolist()), ")")
-    print("WEIGHTS = np.array(", repr(model.coef_[0].round(6).tolist()), ")")
-    print("INTERCEPT =", round(float(model.intercept_[0]), 6))
+
+def fit_with_cut(
+    pages: list[PageBlocks], protocol_pages: Sequence[protocol.ProtocolPage], inner: int
+) -> BoostedTrees:
+    """A model of ``pages`` whose cut is chosen on inner folds of the same pages."""
+    cut = choose_cut(pages, protocol_pages, inner) if inner > 1 else 0.5
+    learner = fit(pages)
+    trees = export(learner)
+    sample = np.vstack([p.features for p in pages[:20]]).astype(np.float64)
+    if not np.allclose(trees.probability(sample), learner.predict_proba(sample)[:, 1]):
+        raise AssertionError("the exported trees do not predict as scikit-learn's model")
+    return dataclasses.replace(trees, cut=cut)
+
+
+def loso_models(
+    pages: list[PageBlocks], protocol_pages: Sequence[protocol.ProtocolPage], inner: int = INNER
+) -> dict[str, BoostedTrees]:
+    """Per set of :data:`LABEL_SETS`, the model fitted without its pages."""
+    models = {}
+    for dataset, train, _ in protocol.leave_one_set_out(protocol_pages, LABEL_SETS):
+        chosen = train.tolist()
+        models[dataset] = fit_with_cut(
+            [pages[i] for i in chosen], [protocol_pages[i] for i in chosen], inner
+        )
+    return models
+
+
+def _run_tag(pages: Sequence[PageBlocks], inner: int) -> str:
+    """Names the cached results of a training run: its data, learner and choices."""
+    key = repr((_fingerprint(pages), PARAMS, CUTS, inner))
+    return hashlib.sha1(key.encode()).hexdigest()[:12]
+
+
+def _loso_paths(cache: Path, pages: Sequence[PageBlocks], inner: int) -> dict[str, Path]:
+    """Where the leave-one-set-out models of these pages and settings are kept."""
+    tag = _run_tag(pages, inner)
+    return {name: cache / f"tagratio-without-{name}-{tag}.json" for name in LABEL_SETS}
+
+
+def write_loso_models(
+    cache: Path, inner: int = INNER, pages: list[PageBlocks] | None = None
+) -> dict[str, Path]:
+    """The leave-one-set-out models of the whole pool as model files under ``cache``
+    (``{held-out set: path}``), fitted unless this training run wrote them already
+    (``benchmarks.accuracy --loso`` reads them)."""
+    pages = load_blocks(None, cache) if pages is None else pages
+    paths = _loso_paths(cache, pages, inner)
+    if not all(path.is_file() for path in paths.values()):
+        keys = {p.key for p in pages}
+        protocol_pages = [p for p in protocol.pool(LABEL_SETS) if p.key in keys]
+        for dataset, model in loso_models(pages, protocol_pages, inner).items():
+            paths[dataset].write_text(json.dumps(model.to_dict()), encoding="utf-8")
+    return paths
+
+
+def loso_validation(pages: list[PageBlocks], cache: Path, inner: int) -> dict[str, Any]:
+    """Leave one set out: each set scored by the model fitted without it (printed)."""
+    out: dict[str, Any] = {}
+    for dataset, path in write_loso_models(cache, inner, pages).items():
+        model = BoostedTrees.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        held = [p for p in pages if dataset in p.sets and p.dataset == dataset]
+        score = scores_by_set(held, predict(model, held), model.cut).get(dataset, float("nan"))
+        out[dataset] = {"score": round(score, 4), "cut": model.cut}
+        print(f"leave one set out: {dataset:<12} score {score:.4f} (cut {model.cut})")
+    out["mean"] = round(float(np.mean([v["score"] for v in out.values()])), 4)
+    print(f"leave one set out: mean         {out['mean']:.4f}")
+    return out
+
+
+def site_validation(
+    pages: list[PageBlocks],
+    protocol_pages: Sequence[protocol.ProtocolPage],
+    cache: Path,
+    inner: int,
+    n_splits: int = 5,
+) -> dict[str, float]:
+    """Site-grouped folds: every page scored by a model fitted on folds sharing no site
+    with it; per set (printed; cached under ``cache``)."""
+    path = cache / f"tagratio-site-grouped-{n_splits}-{_run_tag(pages, inner)}.json"
+    if path.is_file():
+        out: dict[str, float] = json.loads(path.read_text(encoding="utf-8"))
+    else:
+        probabilities: list[np.ndarray] = [np.zeros(0)] * len(pages)
+        cuts = np.zeros(len(pages))
+        for train, test in protocol.site_folds(protocol_pages, n_splits):
+            chosen = train.tolist()
+            model = fit_with_cut(
+                [pages[i] for i in chosen], [protocol_pages[i] for i in chosen], inner
+            )
+            tested = test.tolist()
+            for i, p in zip(tested, predict(model, [pages[i] for i in tested]), strict=True):
+                probabilities[i], cuts[i] = p, model.cut
+        kept = [p >= c for p, c in zip(probabilities, cuts, strict=True)]
+        out = {}
+        for dataset in LABEL_SETS:
+            chosen = [i for i, p in enumerate(pages) if p.dataset == dataset]
+            if chosen:
+                score = set_score([pages[i] for i in chosen], [kept[i] for i in chosen], dataset)
+                out[dataset] = round(score, 4)
+        path.write_text(json.dumps(out), encoding="utf-8")
+    for dataset, score in out.items():
+        print(f"site-grouped {n_splits} folds: {dataset:<12} score {score:.4f}")
+    return out
+
+
+def final_model(
+    pages: list[PageBlocks],
+    protocol_pages: Sequence[protocol.ProtocolPage],
+    cache: Path,
+    inner: int,
+) -> BoostedTrees:
+    """The model of every page (cached under ``cache``)."""
+    path = cache / f"tagratio-final-{_run_tag(pages, inner)}.json"
+    if path.is_file():
+        return BoostedTrees.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    model = fit_with_cut(pages, protocol_pages, inner)
+    path.write_text(json.dumps(model.to_dict()), encoding="utf-8")
+    return model
+
+
+def _fingerprint(pages: Sequence[PageBlocks]) -> str:
+    digest = hashlib.sha1()
+    for page in pages:
+        digest.update(page.key.encode())
+        digest.update(page.labels.tobytes())
+    return digest.hexdigest()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.train_tagratio", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--limit", type=int, help="only the first N pages of each set (smoke runs)")
+    parser.add_argument(
+        "--inner", type=int, default=INNER, help="inner folds choosing the cut (1: cut 0.5)"
+    )
+    parser.add_argument("--cache", type=Path, default=Path("/tmp/scrapy-tagratio-cache"))
+    parser.add_argument("--no-write", action="store_true", help="validate only")
+    parser.add_argument(
+        "--stage",
+        choices=("loso", "site", "final", "all"),
+        default="all",
+        help="only the leave-one-set-out validation, the site-grouped one or the final fit "
+        "(each cached: processes can run them at once, and 'all' then reuses them)",
+    )
+    args = parser.parse_args(argv)
+
+    started = time.perf_counter()
+    pages = load_blocks(args.limit, args.cache)
+    keys = {p.key for p in pages}
+    protocol_pages = [p for p in protocol.pool(LABEL_SETS) if p.key in keys]
+    assert [p.key for p in protocol_pages] == [p.key for p in pages]
+    labelled = sum(int((p.labels >= 0).sum()) for p in pages)
+    print(
+        f"{len(pages)} pages, {sum(len(p.labels) for p in pages)} blocks, {labelled} labelled, "
+        f"{len(FEATURES)} features ({time.perf_counter() - started:.0f} s)"
+    )
+
+    stages = ("loso", "site", "final") if args.stage == "all" else (args.stage,)
+    validation = {}
+    if "loso" in stages:
+        validation["leave_one_set_out"] = loso_validation(pages, args.cache, args.inner)
+    if "site" in stages:
+        validation["site_grouped"] = site_validation(pages, protocol_pages, args.cache, args.inner)
+    if "final" in stages:
+        final = final_model(pages, protocol_pages, args.cache, args.inner)
+    if args.stage != "all":
+        return 0
+    print(f"final model: {final.feature.shape[0]} trees, depth {final.depth}, cut {final.cut}")
+    if args.no_write:
+        return 0
+    about = {
+        "version": MODEL_VERSION,
+        "training": {
+            "sets": list(LABEL_SETS),
+            "pages": len(pages),
+            "labelled_blocks": labelled,
+            "fingerprint": _fingerprint(pages),
+            "learner": "sklearn HistGradientBoostingClassifier",
+            "params": PARAMS,
+            "gold_share": GOLD_SHARE,
+            "limit": args.limit,
+        },
+        "validation": validation,
+    }
+    model = dataclasses.replace(final, about=about)
+    MODEL_PATH.parent.mkdir(parents=True, exist_ok=True)
+    MODEL_PATH.write_text(
+        json.dumps(model.to_dict(), separators=(",", ":")) + "\n", encoding="utf-8"
+    )
+    print(f"wrote {MODEL_PATH} ({MODEL_PATH.stat().st_size // 1024} KiB)")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

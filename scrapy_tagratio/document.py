@@ -66,7 +66,7 @@ SKIPPED_TAGS = frozenset(
     {
         "script", "style", "noscript", "template", "head", "title", "meta", "link", "base",
         "iframe", "object", "embed", "svg", "math", "canvas", "audio", "video", "source",
-        "track", "map", "param", "frameset", "frame", "dialog",
+        "track", "map", "param", "frameset", "frame", "dialog", "textarea",
     }
 )
 #: Elements laid out as blocks: text of neighbouring blocks is separated by a newline.
@@ -96,6 +96,8 @@ _BINARY_SIGNATURES: tuple[tuple[bytes, str], ...] = (
     (b"wOFF", "web font"),
 )
 _CONTROL_BYTES = bytes(range(0, 9)) + bytes(range(14, 32))
+#: Single-byte charsets (as w3lib names them) that are mistaken declarations of UTF-8.
+_LEGACY_CHARSET = re.compile(r"(?:cp125\d|iso8859-\d+|latin-?1|windows-125\d|ascii)$", re.I)
 
 
 
@@ -406,7 +408,16 @@ def _refuse_binary(data: bytes) -> None:
 
 
 def _decode(data: bytes, content_type: str | None) -> str:
-    _, text = html_to_unicode(content_type, data, auto_detect_fun=_detect_encoding)
+    """As Scrapy decodes, except that bytes declared in a legacy single-byte charset
+    that are valid UTF-8 (and not ASCII) are read as UTF-8: re-encoded saves and
+    misconfigured servers declare latin-1 over UTF-8, and trusting them gives mojibake
+    ("Ã©" for "é"); real latin-1 text is almost never valid UTF-8."""
+    encoding, text = html_to_unicode(content_type, data, auto_detect_fun=_detect_encoding)
+    if _LEGACY_CHARSET.match(encoding) and not data.isascii():
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
     return text
 
 
@@ -503,10 +514,11 @@ class Document:
         tags = page.tags
         body = _body(page)
         end = page.end
-        # Cleaning: the subtrees of dropped elements go, their tails stay.
+        # Cleaning: the subtrees of dropped elements go, their tails stay. A hidden
+        # element holding most of the page is not dropped (see _hidden_to_skip).
         skip = _dropped(
             tags,
-            page.attributes.hidden,
+            _hidden_to_skip(page, body),
             lambda noscripts: _subtree_sum(end, _block_content(tags))[noscripts] > 0,
         )
         skip[body] = False
@@ -621,6 +633,22 @@ class Document:
             text = " ".join("".join(walk.pieces[pieces].tolist()).split())
             parts.append("\n".join(filter(None, map(str.strip, text.split(_BREAK)))))
         return "\n".join(filter(None, parts))
+
+    def block_texts(self, blocks: np.ndarray) -> list[str]:
+        """Per node of ``blocks``, the text its layout block owns (the pieces whose
+        element's nearest block, :attr:`NodeTable.block`, it is), white space collapsed:
+        every block of a page in one pass (the training script labels them one by one)."""
+        walk = self._walk
+        text_events = np.flatnonzero(walk.kinds == EVENT_TEXT)
+        block_of = walk.table.block[walk.owners[text_events]]
+        order = np.argsort(block_of, kind="stable")
+        pieces, block_of = walk.piece[text_events][order], block_of[order]
+        starts = np.searchsorted(block_of, blocks).tolist()
+        ends = np.searchsorted(block_of, blocks, side="right").tolist()
+        return [
+            " ".join("".join(walk.pieces[pieces[start:end]].tolist()).split())
+            for start, end in zip(starts, ends, strict=True)
+        ]
 
     def _content_events(self, content: np.ndarray) -> np.ndarray:
         """The walk's events of the marked elements' text and of the opening and closing
@@ -870,6 +898,23 @@ def _dropped_spans(source: SourceView) -> tuple[np.ndarray, np.ndarray]:
     # Union of the spans: a new group starts where a span begins after every earlier end.
     first = np.concatenate(([True], starts[1:] >= np.maximum.accumulate(ends)[:-1]))
     return starts[first], np.maximum.reduceat(ends, np.flatnonzero(first))
+
+
+def _hidden_to_skip(page: PageEvents, body: int) -> list[int]:
+    """The hidden elements to clean away: all but those holding most of the body's text.
+    Scripts reveal such an element (React streaming puts the rendered page in
+    ``<div hidden id="S:0">`` and swaps it in): hiding it would leave a loading notice."""
+    hidden = page.attributes.hidden
+    if not hidden:
+        return hidden
+    is_text = page.kinds == EVENT_TEXT
+    lengths = np.fromiter(map(len, page.texts), np.int64, len(page.texts))
+    owners = page.nodes[is_text]
+    own = np.bincount(
+        owners[owners >= 0], weights=lengths[page.pieces[is_text]][owners >= 0], minlength=len(page)
+    )
+    text = _subtree_sum(page.end, own)
+    return [i for i in hidden if 2 * text[i] <= text[body]]
 
 
 def _body(page: PageEvents) -> int:

@@ -12,7 +12,10 @@ A response flows downloader middleware -> callback -> spider middleware:
 * :class:`TagRatioSpiderMiddleware` sets the main text and the scores on every item the
   callback yields for that response (sync and async callbacks alike), and with ``"drop"``
   (the default) drops the items of an overview page while its requests go out, so a crawl
-  keeps discovering articles through home pages and section fronts.
+  keeps discovering articles through home pages and section fronts. It strips the
+  extraction (and error record) from the requests the callback yields: meta copied with
+  ``response.follow(..., meta=response.meta)`` would otherwise carry the parent page's
+  :class:`~scrapy_tagratio.Extraction` into memory queues, JOBDIR or a scrapy-redis queue.
 
 Stats are integers (scrapy-redis's ``RedisStatsCollector`` adds them up in Redis):
 
@@ -26,6 +29,9 @@ Stats are integers (scrapy-redis's ``RedisStatsCollector`` adds them up in Redis
   ``bad_settings`` (a bad per-request override), ``bad_source`` (pipeline),
   ``worker_crashed``, or the exception class of a bug;
 * ``tagratio/extraction_time_us`` (total) and ``tagratio/extraction_time_max_us``.
+
+Under scrapy-redis's stats collector they are gathered and written at most once per
+response (:mod:`scrapy_tagratio.stats`).
 
 The loggers are under ``scrapy_tagratio``.
 """
@@ -45,10 +51,10 @@ from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 from .pool import SKIP_KINDS, ExtractionPool, Outcome
 from .result import Extraction
 from .settings import SettingsError, TagRatioSettings
+from .stats import StatsBatch, batched_stats
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
-    from scrapy.statscollectors import StatsCollector
 
 __all__ = [
     "ERROR_META",
@@ -86,7 +92,7 @@ def shared_pool(crawler: Crawler, settings: TagRatioSettings) -> ExtractionPool:
     return pool
 
 
-def record_outcome(stats: StatsCollector, outcome: Outcome, url: str | None) -> None:
+def record_outcome(stats: StatsBatch, outcome: Outcome, url: str | None) -> None:
     """Count one extraction in the ``tagratio/`` stats and log a failure."""
     extraction = outcome.extraction
     if extraction is not None:
@@ -187,11 +193,10 @@ def enabled_settings(crawler: Crawler) -> TagRatioSettings:
     return settings
 
 
-def stats_of(crawler: Crawler) -> StatsCollector:
-    """The crawler's stats collector (typed as optional by Scrapy, always set here)."""
-    if crawler.stats is None:  # pragma: no cover - Scrapy builds stats before components
-        raise RuntimeError("the crawler has no stats collector yet")
-    return crawler.stats
+def stats_of(crawler: Crawler) -> StatsBatch:
+    """The crawler's ``tagratio/`` stats, batched under a Redis collector (see
+    :mod:`scrapy_tagratio.stats`)."""
+    return batched_stats(crawler)
 
 
 def _settings_for(base: TagRatioSettings, meta: dict[str, Any]) -> TagRatioSettings:
@@ -259,7 +264,8 @@ class TagRatioDownloaderMiddleware:
 
 class TagRatioSpiderMiddleware(BaseSpiderMiddleware):
     """Attaches the extraction to items and drops overview pages' items; see the module
-    docstring. Requests and the order of the callback's output are left as they are.
+    docstring. The order of the callback's output is left as it is; requests only lose
+    the extraction in their meta.
 
     Items that carry their own HTML in ``TAGRATIO_SOURCE_FIELD`` are left to the pipeline.
     """
@@ -272,6 +278,20 @@ class TagRatioSpiderMiddleware(BaseSpiderMiddleware):
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> TagRatioSpiderMiddleware:
         return cls(crawler, enabled_settings(crawler))
+
+    def get_processed_request(self, request: Request, response: Response | None) -> Request:
+        """The request without the parent page's extraction in its meta; the callback's
+        ``response.meta`` keeps it (a re-yielded ``response.request``, whose meta *is*
+        ``response.meta``, is replaced by a copy first)."""
+        meta = request.meta
+        if EXTRACTION_META not in meta and ERROR_META not in meta:
+            return request
+        if response is not None and meta is response.meta:
+            request = request.replace()
+            meta = request.meta
+        meta.pop(EXTRACTION_META, None)
+        meta.pop(ERROR_META, None)
+        return request
 
     def get_processed_item(self, item: Any, response: Response | None) -> Any:
         if response is None or not ItemAdapter.is_item(item):

@@ -33,6 +33,9 @@ EVENT_TEXT, EVENT_OPEN, EVENT_CLOSE = 0, 1, 2
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>", re.I)
 _EMPTY_PAGE = "<html><body></body></html>"
+#: The first title's start tag and text up to the next tag; the end tag that closes it.
+_TITLE_TEXT = re.compile(r"<title\b[^>]*>[^<]*", re.I)
+_TITLE_CLOSE = re.compile(r"</title\s*>|$", re.I)
 #: libxml2's options, the same for the tree and the events.
 _OPTIONS: dict[str, Any] = {
     "encoding": "utf-8", "remove_comments": True, "remove_pis": True, "huge_tree": True,
@@ -318,11 +321,16 @@ def _shape(events: np.ndarray) -> tuple[np.ndarray, ...]:
 
 def parser_input(text: str) -> str:
     """Decoded HTML as libxml2 should get it: NUL characters and an XML declaration
-    dropped (libxml2 stops at the one and refuses a ``str`` with the other), a blank page
-    replaced by an empty body."""
+    dropped (libxml2 stops at the one and refuses a ``str`` with the other), an unclosed
+    first ``<title>`` closed (libxml2 reads everything after it as the title's text, the
+    whole page), a blank page replaced by an empty body."""
     if "\x00" in text:
         text = text.replace("\x00", "")
     text = _XML_DECLARATION.sub("", text, count=1)
+    title = _TITLE_TEXT.search(text)
+    if title is not None and _TITLE_CLOSE.match(text, title.end()) is None:
+        # A title holds no markup: the first tag after its text ends it.
+        text = f"{text[: title.end()]}</title>{text[title.end() :]}"
     return _EMPTY_PAGE if not text or text.isspace() else text
 
 

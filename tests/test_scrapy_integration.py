@@ -525,7 +525,7 @@ def test_spider_middleware_keeps_order_and_identity(
     # Overview page: items dropped and counted, the request goes on.
     front = run(response_with({EXTRACTION_META: extractions["front"]}))
     assert front == [outputs[1]]
-    assert mw.stats.get_value("tagratio/items_dropped") == 3
+    assert mw.crawler.stats.get_value("tagratio/items_dropped") == 3
 
 
 def test_spider_middleware_error_record_and_field_renames(extractions: dict[str, Any]) -> None:
@@ -556,3 +556,71 @@ def test_declared_item_without_the_fields_gets_a_clear_error(
     response = response_with({EXTRACTION_META: extractions["article"]})
     with pytest.raises(SettingsError, match=r"BareItem has no field 'main_text', 'tagratio'"):
         list(mw.process_spider_output(response, [BareItem(url="u")]))
+
+
+# ---------------------------------------------------------------------- request meta
+class MetaProbe:
+    """Downloader middleware (first in line) counting requests that reach the downloader
+    with an extraction or error record in their meta."""
+
+    def __init__(self, crawler: Any) -> None:
+        self.stats = crawler.stats
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> MetaProbe:
+        return cls(crawler)
+
+    def process_request(self, request: Request, spider: Any = None) -> None:
+        self.stats.inc_value("probe/requests")
+        if EXTRACTION_META in request.meta or ERROR_META in request.meta:
+            self.stats.inc_value("probe/requests_with_extraction")
+
+
+class FollowMetaSpider(scrapy.Spider):
+    """Follows every link with ``meta=response.meta`` (a common idiom) and reports, per
+    page, the title of the extraction its callback sees."""
+
+    name = "follow-meta"
+
+    def __init__(self, start_url: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.start_urls = [start_url]
+
+    def parse(self, response: Response) -> Iterator[Any]:
+        extraction = response.meta.get(EXTRACTION_META)
+        yield {
+            "url": response.url,
+            "title": extraction.title if extraction is not None else None,
+            "page_title": response.css("title::text").get(),
+        }
+        yield from response.follow_all(css="a", meta=response.meta)
+
+
+def test_requests_the_callback_yields_do_not_carry_the_extraction(
+    site: LocalSite, run_crawls: Callable[..., dict[str, CrawlResult]]
+) -> None:
+    probe = {"DOWNLOADER_MIDDLEWARES": {"test_scrapy_integration.MetaProbe": 1}}
+    spec = CrawlSpec(
+        "follow-meta",
+        "test_scrapy_integration:FollowMetaSpider",
+        {**ADDON, **probe, "TAGRATIO_OVERVIEW_ACTION": "tag", "DEPTH_LIMIT": 2},
+        {"start_url": site.url("/index.html")},
+    )
+    result = run_crawls([spec])["follow-meta"]
+    assert result.error is None
+    stats = result.stats
+    assert stats["probe/requests"] > 10  # the links were followed
+    assert "probe/requests_with_extraction" not in stats
+    # Each callback still sees its own page's extraction in response.meta.
+    html_items = [item for item in result.items if item["page_title"] is not None]
+    assert len(html_items) >= 10
+    assert all(item["title"] is not None for item in html_items)
+    assert all(item["page_title"].startswith(item["title"]) for item in html_items)
+
+
+def test_a_re_yielded_response_request_is_stripped_on_a_copy(extractions: dict[str, Any]) -> None:
+    mw = spider_middleware()
+    response = response_with({EXTRACTION_META: extractions["article"], "depth": 1})
+    [request] = mw.process_spider_output(response, [response.request])
+    assert EXTRACTION_META not in request.meta and request.meta["depth"] == 1
+    assert response.meta[EXTRACTION_META] is extractions["article"]  # the callback keeps it

@@ -1,29 +1,35 @@
-"""The project's default: CECTD's signals combined per text block by a linear model.
+"""The project's default: CECTD's signals, structure and context combined per text block.
 
-CECTD-DS (:mod:`.cetd`) finds the content well (recall 0.97 on the development set) but
-keeps too much (precision 0.70): Algorithm 2 marks the max-DensitySum node under *every*
-node above the threshold, so sidebars, footers, comment threads, captions and teaser
-boxes with dense text come along (DESIGN.md section 8). The papers leave the combination
-of their signals open; this algorithm decides per *text block* (the nearest block-level
-element of each piece of text) from:
+CECTD-DS (:mod:`.cetd`) finds the content well but keeps too much: Algorithm 2 marks the
+max-DensitySum node under *every* node above the threshold, so sidebars, footers, comment
+threads, captions and teaser boxes with dense text come along (DESIGN.md section 8). The
+papers leave the combination of their signals open; this algorithm decides per *text
+block* (the nearest block-level element of each piece of text) from:
 
 * the CETD signals: composite text density (Definition 2) of the block, its margin over
   the DensitySum threshold (4.1-4.2), whether CECTD-DS marks it (Algorithm 2), the
-  DensitySum of its parent relative to the page's maximum (Definition 3), its depth
-  relative to the max-DensitySum node;
-* the link share of its text (CETD's LC/C, TextSweeper's link text);
-* its length, its kind (heading, paragraph, list item, table cell) and its position;
+  DensitySum of its parent relative to the page's maximum (Definition 3);
+* the link share of its text (CETD's LC/C, TextSweeper's link text), its length and kind
+  (heading, paragraph, list item, table cell);
 * page furniture around it: a ``nav``/``aside``/``footer``/``form``/``figure``... ancestor,
-  or an ancestor whose class/id/role words name a boilerplate region (comments, share
-  bars, related links, newsletters, captions; class words are the vocabulary of web
-  templates, English whatever the page's language). Nothing on the path from the body
-  to the max-DensitySum node counts: a hint on the article's own container
-  (``class="post has-sidebar"``) says nothing about its parts.
+  or an ancestor whose class/id/role words name a boilerplate region (class words are the
+  vocabulary of web templates, English whatever the page's language);
+* structure (:mod:`..structure`): whether it lies in a comment thread, a teaser list or any
+  repeated sibling item, found without reading a word;
+* context: the *main container*, the max-DensitySum node outside every comment thread and
+  teaser list (:func:`main_container`: a thread often holds the densest node, and must not
+  become the article); whether the block lies inside it or after its end, its depth below
+  it and its share of the container's text, the container's share of the page, the page's
+  length, and the length and link share of the previous and next blocks. Hints on the
+  path from the body to the main container do not count: a hint on the article's own
+  container (``class="post has-sidebar"``) says nothing about its parts.
 
-A logistic model turns these 14 features into the probability that the block is main
-content; blocks at or above ``threshold`` are kept. Its weights were fitted on the
-labelled blocks of the trafilatura-eval development set by ``benchmarks/train_tagratio.py``
-(which prints them, with its 5-fold cross-validated F-score: rerun it to refit).
+Gradient-boosted trees (:mod:`.trees`) turn these into the probability that the block is
+main content; blocks at or above the model's cut are kept. The model is data: the file
+``scrapy_tagratio/models/tagratio.json``, written by ``benchmarks/train_tagratio.py`` from
+the labelled blocks of every development set, with the names of the features it was fitted
+on (checked against :data:`FEATURES` by the tests), its training-data fingerprint and its
+leave-one-set-out and site-grouped validation figures.
 """
 
 from __future__ import annotations
@@ -36,22 +42,25 @@ from typing import ClassVar
 import numpy as np
 
 from ..document import Document, NodeTable
+from ..structure import Structures, find_structures
 from .base import (
     HEADING_TAGS,
     Algorithm,
     Labelling,
+    bad_parameter,
     check_range,
     dom_labelling,
 )
 from .cetd import CECTD, density_sum, extract_content
+from .trees import load_model
 
-__all__ = ["FEATURES", "TagRatio", "block_features", "content_probability", "hint_flags"]
+__all__ = ["FEATURES", "MODEL_NAME", "TagRatio", "block_features", "hint_flags", "main_container"]
 
 #: Elements that hold page furniture, not article text.
 BOILERPLATE_TAGS = frozenset(
     {"nav", "aside", "footer", "form", "menu", "button", "select", "figure", "figcaption",
      "time", "address"}
-)
+)  # fmt: skip
 #: Class/id/role words of boilerplate regions (the vocabulary of web templates, which is
 #: English whatever the page's language): a hint names such a region when one of its
 #: words starts with one of these (regular expressions, each starting with a letter).
@@ -103,45 +112,57 @@ def hint_flags(nodes: NodeTable) -> np.ndarray:
 
 #: Names of the features of :func:`block_features`, in column order.
 FEATURES = (
+    # CETD's signals (Definitions 1-3, Algorithm 2) and the block itself.
     "log_length",
     "link_share",
     "log_density",
     "density_over_threshold",
     "marked_by_cectd",
-    "under_furniture_tag",
-    "under_furniture_hint",
-    "depth_below_main",
-    "position",
+    "parent_densitysum",
     "is_heading",
     "is_list_item",
     "is_paragraph",
     "is_table_cell",
-    "parent_densitysum",
+    # Page furniture off the main path.
+    "under_furniture_tag",
+    "under_furniture_hint",
+    # Structure (:mod:`..structure`): repeated items, comment threads, teaser lists.
+    "in_comment_thread",
+    "in_teaser_list",
+    "in_repeated_item",
+    # Context: where the block lies relative to the main container and its neighbours.
+    "depth_below_main",
+    "position",
+    "inside_main",
+    "after_main",
+    "share_of_main",
+    "main_share_of_page",
+    "log_page_length",
+    "previous_log_length",
+    "previous_link_share",
+    "next_log_length",
+    "next_link_share",
 )
-# Standardisation and logistic weights, printed by benchmarks/train_tagratio.py
-# (990 pages, 6279 labelled blocks; cross-validated F1 0.932 at threshold 0.5).
-FEATURE_MEANS = np.array(
-    [4.415222, 0.234921, 4.593019, 1.633226, 0.644529, 0.20258, 0.376175, 0.223029,
-     0.520396, 0.162606, 0.113235, 0.466635, 0.020704, 0.382496]
-)
-FEATURE_SCALES = np.array(
-    [1.400497, 0.398097, 2.432623, 2.429319, 0.478656, 0.401922, 0.484425, 0.512421,
-     0.256656, 0.369005, 0.316879, 0.498886, 0.142391, 0.446384]
-)
-WEIGHTS = np.array(
-    [1.058149, -0.697769, 0.121977, 0.346589, 0.427354, -0.700658, -1.021447, 0.226692,
-     -0.536745, 0.14588, 0.708418, 0.314556, 0.549228, 0.735763]
-)
-INTERCEPT = -1.063093
+#: The model file the default reads (``scrapy_tagratio/models/tagratio.json``).
+MODEL_NAME = "tagratio"
 
 
-def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+def main_container(nodes: NodeTable, sums: np.ndarray, structures: Structures) -> int:
+    """The node of maximal DensitySum (CETD Definition 3) that is neither inside a comment
+    thread or teaser list nor one of their items: on many blog and news pages the thread
+    holds the densest node, and the article container must not lose to it. The body when
+    every candidate is excluded."""
+    excluded = structures.comment | structures.teaser
+    candidates = np.where(excluded, -np.inf, sums)
+    return int(np.argmax(candidates)) if not excluded.all() else 0
+
+
+def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Features of the page's text blocks.
 
-    Returns ``(blocks, features, owner, threshold)``: the node indices of the blocks (the
-    block-level elements that own text, in document order), a ``len(blocks) x 14`` array
-    whose columns are :data:`FEATURES`, each node's block (:attr:`NodeTable.block`) and the
-    CECTD threshold.
+    Returns ``(blocks, features, owner)``: the node indices of the blocks (the block-level
+    elements that own text, in document order), a ``len(blocks) x len(FEATURES)`` array
+    whose columns are :data:`FEATURES`, and each node's block (:attr:`NodeTable.block`).
     """
     nodes = document.nodes
     n = len(nodes)
@@ -149,12 +170,11 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
     marked, threshold = extract_content(nodes, density, 1.0)
     by_cectd = nodes.with_descendants(marked)
     sums = density_sum(nodes, density)
-    main = int(np.argmax(sums))
+    structures = find_structures(document)
+    main = main_container(nodes, sums, structures)
     main_path = nodes.ancestors_or_self(main)
-    furniture_tag = nodes.tag_mask(BOILERPLATE_TAGS)
-    furniture_hint = hint_flags(nodes)
-    under_tag = nodes.with_descendants(furniture_tag & ~main_path)
-    under_hint = nodes.with_descendants(furniture_hint & ~main_path)
+    under_tag = nodes.with_descendants(nodes.tag_mask(BOILERPLATE_TAGS) & ~main_path)
+    under_hint = nodes.with_descendants(hint_flags(nodes) & ~main_path)
 
     owner = nodes.block
     length = np.bincount(owner, weights=nodes.own_chars, minlength=n)
@@ -162,62 +182,88 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
     blocks = np.flatnonzero(length > 0)
     parents = np.maximum(nodes.parent[blocks], 0)
     log_density = np.log1p(np.maximum(density[blocks], 0.0))
+    log_length = np.log1p(length[blocks])
+    link_share = link_length[blocks] / np.maximum(length[blocks], 1)
+    inside = (blocks >= main) & (blocks < nodes.end[main])
+    page_chars = max(float(nodes.chars[0]), 1.0)
+    main_chars = max(float(nodes.chars[main]), 1.0)
+    previous = lambda values: np.concatenate(([0.0], values))[:-1]  # noqa: E731
+    following = lambda values: np.concatenate((values, [0.0]))[1:]  # noqa: E731
     features = np.column_stack(
         (
-            np.log1p(length[blocks]),
-            link_length[blocks] / np.maximum(length[blocks], 1),
+            log_length,
+            link_share,
             log_density,
             log_density - np.log1p(max(threshold, 0.0)),
             by_cectd[blocks],
-            under_tag[blocks],
-            under_hint[blocks],
-            np.clip((nodes.depth[blocks] - nodes.depth[main]) / 5.0, -3.0, 3.0),
-            blocks / max(n, 1),
+            sums[parents] / max(float(sums.max()), 1e-9),
             nodes.tag_mask(HEADING_TAGS)[blocks],
             nodes.tag_mask(("li",))[blocks],
             nodes.tag_mask(("p",))[blocks],
             nodes.tag_mask(("td", "th"))[blocks],
-            sums[parents] / max(float(sums.max()), 1e-9),
+            under_tag[blocks],
+            under_hint[blocks],
+            structures.comment[blocks],
+            structures.teaser[blocks],
+            nodes.with_descendants(structures.repeated)[blocks],
+            np.clip((nodes.depth[blocks] - nodes.depth[main]) / 5.0, -3.0, 3.0),
+            blocks / max(n, 1),
+            inside,
+            blocks >= nodes.end[main],
+            np.where(inside, length[blocks] / main_chars, 0.0),
+            np.full(len(blocks), main_chars / page_chars),
+            np.full(len(blocks), np.log1p(page_chars)),
+            previous(log_length),
+            previous(link_share),
+            following(log_length),
+            following(link_share),
         )
     ).astype(np.float64, copy=False)
-    return blocks, features, owner, threshold
-
-
-def content_probability(features: np.ndarray) -> np.ndarray:
-    """The logistic model: probability that each block is main content (blocks taken
-    65,536 at a time: a standardised copy of the whole matrix would double it)."""
-    z = np.empty(len(features))
-    for start in range(0, len(features), 1 << 16):
-        rows = slice(start, start + (1 << 16))
-        z[rows] = ((features[rows] - FEATURE_MEANS) / FEATURE_SCALES) @ WEIGHTS
-    return 1.0 / (1.0 + np.exp(-(z + INTERCEPT)))
+    return blocks, features, owner
 
 
 @dataclass(frozen=True)
 class TagRatio(Algorithm):
-    """CECTD's signals and page furniture combined per text block by a logistic model."""
+    """CECTD's signals, page furniture, repeated structures and context combined per text
+    block by boosted trees fitted on every development set."""
 
     name: ClassVar[str] = "tagratio"
     summary: ClassVar[str] = (
-        "default: per text block, CECTD densities, DensitySum, link share and page "
-        "furniture combined by a logistic model fitted on the development set"
+        "default: per text block, CECTD densities, link share, page furniture, comment "
+        "threads and teaser lists, and context, combined by boosted trees fitted on the "
+        "development sets"
     )
 
-    #: Keep blocks whose content probability reaches this value.
-    threshold: float = 0.5
+    #: Keep blocks whose content probability reaches this value; None: the model's own
+    #: cut, chosen inside the training folds.
+    threshold: float | None = None
+    #: The block model: the shipped one, or the path of a ``.json`` model file written by
+    #: ``benchmarks/train_tagratio.py`` (validation runs score held-out sets with these).
+    model: str = MODEL_NAME
 
     def validate(self) -> None:
-        check_range("threshold", self.threshold, 0.0, 1.0)
+        if self.threshold is not None:
+            check_range("threshold", self.threshold, 0.0, 1.0)
+        if not isinstance(self.model, str) or not (
+            self.model == MODEL_NAME or self.model.endswith(".json")
+        ):
+            raise bad_parameter(
+                f"parameter 'model' must be {MODEL_NAME!r} or a path ending in .json, "
+                f"not {self.model!r}"
+            )
+        load_model(self.model)  # a missing or malformed file is an error now, not per page
 
     def run(self, document: Document) -> Labelling:
         nodes = document.nodes
         n = len(nodes)
+        model = load_model(self.model)
+        cut = model.cut if self.threshold is None else self.threshold
         if n == 0 or nodes.chars[0] == 0:
-            return dom_labelling(document, np.zeros(n, dtype=bool), np.zeros(n), None)
-        blocks, features, owner, _ = block_features(document)
+            return dom_labelling(document, np.zeros(n, dtype=bool), np.zeros(n), cut)
+        blocks, features, owner = block_features(document)
         probability = np.zeros(n)
-        probability[blocks] = content_probability(features)
+        probability[blocks] = model.probability(features)
         del features  # not held while the text is built (large pages)
-        kept = probability >= self.threshold
+        kept = probability >= cut
         # Scores per node: the probability of the block it belongs to.
-        return dom_labelling(document, kept[owner], probability[owner], self.threshold)
+        return dom_labelling(document, kept[owner], probability[owner], cut)

@@ -1,0 +1,150 @@
+"""Gradient-boosted decision trees as plain arrays, evaluated with numpy, loaded from JSON.
+
+The default algorithm's block model is fitted offline with scikit-learn
+(``benchmarks/train_tagratio.py``) and shipped as data: per tree, the arrays of its nodes
+(split feature, threshold, left and right child, leaf value). Evaluating it needs no
+scikit-learn: every tree is walked for every row at once, one numpy step per level (a
+row goes left when its feature value is at most the node's threshold, as scikit-learn's
+trees do), so a page costs a few array operations per tree level, not a Python step per
+block and tree.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cached_property
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import ExtractionError
+
+__all__ = ["MODEL_VERSION", "BoostedTrees", "load_model"]
+
+#: Format version of the model files this code reads.
+MODEL_VERSION = 1
+#: Rows evaluated at a time.
+_ROWS = 1 << 13
+
+
+@dataclass(frozen=True, eq=False)
+class BoostedTrees:
+    """A binary classifier: ``sigmoid(baseline + sum of the trees' leaf values)``.
+
+    The node arrays are ``n_trees x n_nodes`` (padded): ``feature`` (-1 at a leaf),
+    ``threshold``, ``left``/``right`` (child node indices; a leaf points to itself) and
+    ``value`` (the leaf's contribution, learning rate included). ``depth`` is the deepest
+    level: that many steps bring every row to its leaf.
+    """
+
+    features: tuple[str, ...]
+    baseline: float
+    feature: np.ndarray
+    threshold: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    value: np.ndarray
+    depth: int
+    #: Keep a block whose probability reaches this (chosen by the training script).
+    cut: float
+    #: Everything else the file says (training data, validation figures).
+    about: dict[str, Any]
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> BoostedTrees:
+        """The model of a parsed model file; :class:`ExtractionError` if it is not one."""
+        if data.get("version") != MODEL_VERSION or data.get("kind") != "boosted-trees":
+            raise ExtractionError(
+                f"model file has version {data.get('version')!r} / kind {data.get('kind')!r}; "
+                f"this code reads version {MODEL_VERSION} boosted-trees"
+            )
+        trees = data["trees"]
+        return cls(
+            features=tuple(data["features"]),
+            baseline=float(data["baseline"]),
+            feature=np.array(trees["feature"], dtype=np.intp),
+            threshold=np.array(trees["threshold"], dtype=np.float64),
+            left=np.array(trees["left"], dtype=np.intp),
+            right=np.array(trees["right"], dtype=np.intp),
+            value=np.array(trees["value"], dtype=np.float64),
+            depth=int(trees["depth"]),
+            cut=float(data["cut"]),
+            about={k: v for k, v in data.items() if k not in ("trees",)},
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The model as a model file holds it (the inverse of :meth:`from_dict`)."""
+        return {
+            **self.about,
+            "version": MODEL_VERSION,
+            "kind": "boosted-trees",
+            "features": list(self.features),
+            "baseline": self.baseline,
+            "cut": self.cut,
+            "trees": {
+                "depth": self.depth,
+                "feature": self.feature.tolist(),
+                "threshold": self.threshold.tolist(),
+                "left": self.left.tolist(),
+                "right": self.right.tolist(),
+                "value": self.value.tolist(),
+            },
+        }
+
+    @cached_property
+    def _flat(self) -> tuple[np.ndarray, ...]:
+        """The node arrays flattened, children as flat indices: a walk step is then a
+        few one-dimensional ``take`` calls instead of two-dimensional fancy indexing."""
+        n_trees, size = self.feature.shape
+        offset = (np.arange(n_trees) * size)[:, None]
+        return (
+            np.maximum(self.feature, 0).ravel(),
+            self.threshold.ravel(),
+            (self.left + offset).ravel(),
+            (self.right + offset).ravel(),
+            self.value.ravel(),
+            offset,
+        )
+
+    def raw(self, x: np.ndarray) -> np.ndarray:
+        """The log-odds of each row of ``x`` (rows x features), rows taken
+        :data:`_ROWS` at a time (the walk holds a few trees x rows arrays)."""
+        if len(x) > _ROWS:
+            return np.concatenate([self.raw(x[i : i + _ROWS]) for i in range(0, len(x), _ROWS)])
+        if not len(x) or not self.feature.shape[0]:
+            return np.full(len(x), self.baseline)
+        feature, threshold, left, right, value, offset = self._flat
+        values = np.ascontiguousarray(x, dtype=np.float64).ravel()
+        row_start = np.arange(len(x)) * x.shape[1]
+        node = np.repeat(offset, len(x), axis=1)  # trees x rows, flat node indices
+        for _ in range(self.depth):
+            goes_left = values.take(row_start + feature.take(node)) <= threshold.take(node)
+            node = np.where(goes_left, left.take(node), right.take(node))
+        return self.baseline + value.take(node).sum(axis=0)
+
+    def probability(self, x: np.ndarray) -> np.ndarray:
+        """The probability of the positive class per row of ``x``."""
+        return 1.0 / (1.0 + np.exp(-self.raw(x)))
+
+
+_CACHE: dict[str, BoostedTrees] = {}
+
+
+def load_model(name: str) -> BoostedTrees:
+    """The model file ``scrapy_tagratio/models/<name>.json``, or the file ``name`` when it
+    ends with ``.json`` (a model written by the training script), read once per process."""
+    if name not in _CACHE:
+        path: Any = (
+            Path(name)
+            if name.endswith(".json")
+            else resources.files("scrapy_tagratio") / "models" / f"{name}.json"
+        )
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ExtractionError(f"cannot read the model file {name}.json: {exc}") from exc
+        _CACHE[name] = BoostedTrees.from_dict(data)
+    return _CACHE[name]

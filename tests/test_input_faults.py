@@ -1,0 +1,81 @@
+"""Faults of real pages the reader and decoder must survive (issue 14): each would lose the
+article or garble it."""
+
+from __future__ import annotations
+
+from scrapy_tagratio.document import Document, decode_html
+
+ARTICLE = (
+    "<article><h1>Harbour wall</h1>"
+    + "".join(
+        f"<p>Paragraph {i}: the council met on Tuesday and agreed to repair the old sea wall "
+        "before the winter storms arrive.</p>"
+        for i in range(4)
+    )
+    + "</article>"
+)
+
+
+def test_legacy_charset_declared_on_utf8_bytes_reads_as_utf8() -> None:
+    page = (
+        "<html><head><meta charset='iso-8859-1'></head><body><p>Café crème, Ærø</p></body></html>"
+    )
+    for content_type in (None, "text/html; charset=ISO-8859-1", "text/html; charset=windows-1252"):
+        text = Document.from_input(page.encode("utf-8"), content_type=content_type).full_text
+        assert text == "Café crème, Ærø", content_type
+        assert "Ã" not in decode_html(page.encode("utf-8"), content_type)
+
+
+def test_real_latin1_bytes_still_read_as_declared() -> None:
+    page = "<html><head><meta charset='iso-8859-1'></head><body><p>Café crème</p></body></html>"
+    assert Document.from_input(page.encode("latin-1")).full_text == "Café crème"
+
+
+def test_hidden_element_holding_the_page_is_kept() -> None:
+    # React streaming: the rendered page waits in a hidden div that a script swaps in.
+    page = (
+        "<html><body><div id='root'>Loading...</div><div hidden id='S:0'>"
+        + ARTICLE
+        + "</div><script>$RC('B:0','S:0')</script></body></html>"
+    )
+    text = Document.from_input(page).full_text
+    assert all(f"Paragraph {i}:" in text for i in range(4))
+
+
+def test_small_hidden_elements_are_still_cleaned() -> None:
+    page = "<html><body>" + ARTICLE + "<div hidden>Subscribe to our newsletter</div></body></html>"
+    assert "Subscribe" not in Document.from_input(page).full_text
+
+
+def test_textarea_copy_of_the_article_is_not_text() -> None:
+    # "Republish this story": the article's HTML again, as the text of a textarea.
+    copy = ARTICLE.replace("<", "&lt;").replace(">", "&gt;")
+    page = f"<html><body>{ARTICLE}<form><textarea>{copy}</textarea></form></body></html>"
+    text = Document.from_input(page).full_text
+    assert text.count("Paragraph 0:") == 1
+    assert "<p>" not in text
+
+
+def test_unclosed_title_does_not_swallow_the_page() -> None:
+    page = (
+        f"<html><head><title>Harbour news<meta charset='utf-8'></head><body>{ARTICLE}</body></html>"
+    )
+    doc = Document.from_input(page)
+    assert all(f"Paragraph {i}:" in doc.full_text for i in range(4))
+    assert doc.html_title == "Harbour news"
+
+
+def test_closed_title_is_unchanged() -> None:
+    page = f"<html><head><title>Harbour &amp; news</title></head><body>{ARTICLE}</body></html>"
+    doc = Document.from_input(page)
+    assert doc.html_title == "Harbour & news"
+    assert "Paragraph 3:" in doc.full_text
+
+
+def test_stray_elements_in_the_head_keep_the_body() -> None:
+    # libxml2 starts the body at the first element that cannot be in the head; the
+    # article after the real <body> tag must still be read.
+    for stray in ("<div class='x'>Skip link</div>", "<span>x</span>", "<frameset></frameset>"):
+        page = f"<html><head><title>T</title>{stray}</head><body class='b'>{ARTICLE}</body></html>"
+        text = Document.from_input(page).full_text
+        assert all(f"Paragraph {i}:" in text for i in range(4)), stray
