@@ -2,16 +2,25 @@
 and ``... algorithms``.
 
 Algorithm parameters are given as ``--param name=value`` (repeatable); values are read
-as JSON where they parse (``3``, ``0.5``, ``true``) and as strings otherwise.
+as JSON where they parse (``3``, ``0.5``, ``true``) and as strings otherwise. Input that
+is gzip-compressed (a ``.gz`` file, a gzip-encoded response) is decompressed first.
+Every failure ends in one ``error:`` line on stderr and a non-zero exit status (1: the
+page or plot failed, 2: bad input or usage); a closed output pipe (``... | head``) ends
+quietly with status 141, as a process killed by SIGPIPE.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import gzip
+import importlib.util
+import io
 import json
+import os
 import sys
 import urllib.request
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -34,18 +43,44 @@ def _parse_param(text: str) -> tuple[str, Any]:
     return name.strip(), value
 
 
+#: How many bytes a gzip input may expand to (a guard against decompression bombs).
+MAX_DECOMPRESSED = 100_000_000
+
+
 def _read_input(source: str) -> tuple[bytes, str | None, str | None]:
-    """Bytes, URL and Content-Type of a file path, an http(s) URL or ``-`` (stdin)."""
+    """Bytes, URL and Content-Type of a file path, an http(s) URL or ``-`` (stdin),
+    gzip data decompressed (by its magic bytes, whatever the name or header says)."""
+    url = content_type = None
     if source == "-":
-        return sys.stdin.buffer.read(), None, None
-    if source.startswith(("http://", "https://")):
+        data = sys.stdin.buffer.read()
+    elif source.startswith(("http://", "https://")):
         request = urllib.request.Request(source, headers={"User-Agent": "scrapy-tagratio"})
         with urllib.request.urlopen(request, timeout=30) as response:
-            return response.read(), source, response.headers.get("Content-Type")
-    return Path(source).read_bytes(), None, None
+            data, url, content_type = response.read(), source, response.headers.get("Content-Type")
+    else:
+        data = Path(source).read_bytes()
+    return _gunzip(data), url, content_type
+
+
+def _gunzip(data: bytes) -> bytes:
+    if not data.startswith(b"\x1f\x8b"):
+        return data
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
+            out = stream.read(MAX_DECOMPRESSED + 1)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise OSError(f"bad gzip data: {exc}") from None
+    if len(out) > MAX_DECOMPRESSED:
+        raise OSError(f"gzip data expands beyond {MAX_DECOMPRESSED} bytes")
+    return out
 
 
 def _cmd_extract(args: argparse.Namespace) -> int:
+    if args.plot and importlib.util.find_spec("matplotlib") is None:
+        print(
+            "error: --plot needs matplotlib: pip install 'scrapy-tagratio[plot]'", file=sys.stderr
+        )
+        return 2
     try:
         data, url, content_type = _read_input(args.source)
     except OSError as exc:
@@ -75,7 +110,11 @@ def _cmd_extract(args: argparse.Namespace) -> int:
     if args.plot:
         from .plot import plot_scores
 
-        plot_scores(result, args.plot)
+        try:
+            plot_scores(result, args.plot)
+        except (ExtractionError, OSError) as exc:
+            print(f"error: cannot draw the plot to {args.plot}: {exc}", file=sys.stderr)
+            return 1
     return 0
 
 
@@ -98,11 +137,19 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("extract", help="extract the main content of one page")
     run.add_argument("source", help="a file path, an http(s) URL, or - for standard input")
     run.add_argument(
-        "--algorithm", "-a", default=None, choices=sorted(ALGORITHMS),
+        "--algorithm",
+        "-a",
+        default=None,
+        choices=sorted(ALGORITHMS),
         help=f"algorithm (default: {DEFAULT_ALGORITHM})",
     )
     run.add_argument(
-        "--param", "-p", action="append", default=[], type=_parse_param, metavar="NAME=VALUE",
+        "--param",
+        "-p",
+        action="append",
+        default=[],
+        type=_parse_param,
+        metavar="NAME=VALUE",
         help="an algorithm parameter, e.g. -p clustering=threshold (repeatable)",
     )
     run.add_argument(
@@ -117,7 +164,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--blocks", action="store_true", help="include per-block scores in json")
     run.add_argument("--url", help="the page's URL (for overview detection)")
     run.add_argument(
-        "--plot", metavar="FILE.png",
+        "--plot",
+        metavar="FILE.png",
         help="draw the score histogram with content labels and threshold (needs matplotlib)",
     )
     run.set_defaults(handler=_cmd_extract)
@@ -130,7 +178,15 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handler = args.handler
-    return int(handler(args))
+    try:
+        status = int(handler(args))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (``| head``): no traceback, and no second error at exit
+        # when Python flushes stdout again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    return status
 
 
 if __name__ == "__main__":

@@ -20,7 +20,8 @@ __all__ = ["PRIORITIES", "Addon"]
 #: Component priorities. The downloader middleware's ``process_response`` runs after
 #: decompression (HttpCompression, 590), redirects (600) and retries (550), so it extracts
 #: only final, decoded responses. The spider middleware sits next to the spider, so other
-#: spider middlewares see annotated items; the pipeline runs before the project's own.
+#: spider middlewares see annotated items; the pipeline runs before the project's own, so
+#: these never see the overview items it drops.
 PRIORITIES = {
     "DOWNLOADER_MIDDLEWARES": (TagRatioDownloaderMiddleware, 540),
     "SPIDER_MIDDLEWARES": (TagRatioSpiderMiddleware, 950),

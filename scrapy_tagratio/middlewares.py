@@ -1,33 +1,41 @@
 """The Scrapy glue: a downloader middleware that extracts, a spider middleware that
-attaches the result to items and acts on overview pages. Neither computes a density.
+attaches the result to items. Neither computes a density; the pipeline
+(:mod:`.pipelines`) drops the items of overview pages.
 
-A response flows downloader middleware -> callback -> spider middleware:
+A response flows downloader middleware -> callback -> spider middleware -> pipeline:
 
-* :class:`TagRatioDownloaderMiddleware` runs the extractor on every HTML response
-  (non-HTML responses pass untouched and are counted), in the reactor thread or in the
-  worker pool, and puts the :class:`~scrapy_tagratio.Extraction` in
-  ``response.meta["tagratio"]`` for the callback, or an error record in
-  ``response.meta["tagratio_error"]``. With ``TAGRATIO_OVERVIEW_ACTION = "ignore"``
-  overview pages are dropped here with ``IgnoreRequest``.
+* :class:`TagRatioDownloaderMiddleware` runs the extractor on every HTML response with a
+  2xx status (or one of ``TAGRATIO_EXTRACT_STATUSES``; non-HTML responses and other
+  statuses pass untouched and are counted), in the reactor thread or in the worker pool,
+  and puts the :class:`~scrapy_tagratio.Extraction` in ``response.meta["tagratio"]`` for
+  the callback, or an error record in ``response.meta["tagratio_error"]``. With
+  ``TAGRATIO_OVERVIEW_ACTION = "ignore"`` overview pages are dropped here with
+  ``IgnoreRequest``.
 * :class:`TagRatioSpiderMiddleware` sets the main text and the scores on every item the
-  callback yields for that response (sync and async callbacks alike), and with ``"drop"``
-  (the default) drops the items of an overview page while its requests go out, so a crawl
-  keeps discovering articles through home pages and section fronts. It strips the
-  extraction (and error record) from the requests the callback yields: meta copied with
-  ``response.follow(..., meta=response.meta)`` would otherwise carry the parent page's
-  :class:`~scrapy_tagratio.Extraction` into memory queues, JOBDIR or a scrapy-redis queue.
+  callback yields for that response (sync and async callbacks alike) and marks the items
+  of a page whose items :func:`overview_drop_reason` drops; the pipeline drops them with
+  :class:`~scrapy_tagratio.pipelines.OverviewPageDropped` (a ``DropItem``, so Scrapy's
+  ``item_dropped`` signal and ``item_dropped_reasons_count/OverviewPageDropped`` stat see
+  them) while the page's requests go out, so a crawl keeps discovering articles through
+  home pages and section fronts. It strips the extraction (and error record) from the
+  requests the callback yields: meta copied with ``response.follow(..., meta=response.meta)``
+  would otherwise carry the parent page's :class:`~scrapy_tagratio.Extraction` into memory
+  queues, JOBDIR or a scrapy-redis queue. An item whose declared class lacks the fields is
+  passed on unchanged, counted, and named in one WARNING; nothing here raises into the
+  callback's output.
 
 Stats are integers (scrapy-redis's ``RedisStatsCollector`` adds them up in Redis):
 
 * ``tagratio/pages_extracted``, ``tagratio/overview_pages``, ``tagratio/pages_ignored``,
   ``tagratio/overview_uncertain`` (pages between the overview detector's two thresholds:
   items kept, ``overview_verdict`` "uncertain" in their scores);
-* ``tagratio/items_annotated``, ``tagratio/items_with_error``, ``tagratio/items_dropped``;
-* ``tagratio/skipped/<why>``: ``non_html``, ``disabled`` (per request), and the resource
-  limits ``too_large`` and ``time_budget``;
+* ``tagratio/items_annotated``, ``tagratio/items_with_error``, ``tagratio/items_dropped``,
+  ``tagratio/items_unannotated`` (declared item class without the fields);
+* ``tagratio/skipped/<why>``: ``non_html``, ``disabled`` (per request), ``http_<status>``
+  (a status not extracted), and the resource limits ``too_large`` and ``time_budget``;
 * ``tagratio/errors/<kind>``: ``not_html`` (binary served as HTML), ``extraction``,
   ``bad_settings`` (a bad per-request override), ``bad_source`` (pipeline),
-  ``worker_crashed``, or the exception class of a bug;
+  ``worker_crashed``, ``worker_timeout``, or the exception class of a bug;
 * ``tagratio/extraction_time_us`` (total) and ``tagratio/extraction_time_max_us``.
 
 Under scrapy-redis's stats collector they are gathered and written at most once per
@@ -47,10 +55,13 @@ from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import HtmlResponse, Request, Response
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
+from scrapy.utils.conf import build_component_list
+from scrapy.utils.misc import load_object
 
 from .pool import SKIP_KINDS, ExtractionPool, Outcome
 from .result import Extraction
 from .settings import SettingsError, TagRatioSettings
+from .startup import report_bad_settings, report_disabled
 from .stats import StatsBatch, batched_stats
 
 if TYPE_CHECKING:
@@ -60,12 +71,15 @@ __all__ = [
     "ERROR_META",
     "EXTRACTION_META",
     "SETTINGS_META",
+    "CrawlState",
     "TagRatioDownloaderMiddleware",
     "TagRatioSpiderMiddleware",
     "annotate",
+    "attach",
+    "crawl_state",
     "enabled_settings",
+    "overview_drop_reason",
     "record_outcome",
-    "shared_pool",
     "stats_of",
 ]
 
@@ -78,18 +92,59 @@ ERROR_META = "tagratio_error"
 #: ``request.meta`` key of per-request ``TAGRATIO_*`` overrides (a dict).
 SETTINGS_META = "tagratio_settings"
 
-_POOLS: weakref.WeakKeyDictionary[Crawler, ExtractionPool] = weakref.WeakKeyDictionary()
+
+class CrawlState:
+    """What the components of one crawl share: the extraction pool, the items the spider
+    middleware marked for the pipeline to drop, and the item classes already warned about.
+
+    Marked items are held by ``id`` with the item itself (so the id cannot be reused
+    while the mark lives) until the pipeline takes them; an overview item that a later
+    spider middleware filters out keeps its mark until the crawl ends.
+    """
+
+    def __init__(self, pool: ExtractionPool) -> None:
+        self.pool = pool
+        self.warned: set[type] = set()
+        self._drops: dict[int, tuple[Any, str]] = {}
+
+    def mark_drop(self, item: Any, reason: str) -> None:
+        self._drops[id(item)] = (item, reason)
+
+    def take_drop(self, item: Any) -> str | None:
+        """The reason the spider middleware marked ``item`` to be dropped, if it did."""
+        marked = self._drops.pop(id(item), None)
+        return marked[1] if marked is not None and marked[0] is item else None
 
 
-def shared_pool(crawler: Crawler, settings: TagRatioSettings) -> ExtractionPool:
-    """The crawl's one extraction pool (shared by the middleware and the pipeline), started
-    now and closed when the spider closes."""
-    pool = _POOLS.get(crawler)
-    if pool is None:
-        pool = _POOLS[crawler] = ExtractionPool(settings.workers)
+_STATES: weakref.WeakKeyDictionary[Crawler, CrawlState] = weakref.WeakKeyDictionary()
+
+
+def crawl_state(crawler: Crawler, settings: TagRatioSettings) -> CrawlState:
+    """The crawl's one :class:`CrawlState`; its pool is started now and closed (without
+    blocking the reactor) when the spider closes."""
+    state = _STATES.get(crawler)
+    if state is None:
+        pool = ExtractionPool(
+            settings.workers,
+            timeout=settings.worker_timeout,
+            max_tasks_per_child=settings.worker_max_tasks,
+        )
+        state = _STATES[crawler] = CrawlState(pool)
         pool.start()
-        crawler.signals.connect(pool.close, signal=signals.spider_closed, weak=False)
-    return pool
+        crawler.signals.connect(pool.aclose, signal=signals.spider_closed, weak=False)
+    return state
+
+
+def overview_drop_reason(extraction: Extraction, settings: TagRatioSettings) -> str | None:
+    """Why the items of this page are dropped, or None when they are kept: THE place that
+    turns the extraction's overview verdict and TAGRATIO_OVERVIEW_ACTION into a drop (the
+    pipeline drops, "ignore" also skips the page in the downloader middleware)."""
+    if settings.overview_action not in ("drop", "ignore") or not extraction.is_overview:
+        return None
+    return (
+        f"overview page (overview score {extraction.overview_score:.2f}, "
+        f"TAGRATIO_OVERVIEW_ACTION={settings.overview_action!r})"
+    )
 
 
 def record_outcome(stats: StatsBatch, outcome: Outcome, url: str | None) -> None:
@@ -121,39 +176,43 @@ def annotate(
     settings: TagRatioSettings,
     extraction: Extraction | None,
     error: dict[str, str] | None = None,
-) -> None:
+) -> tuple[str, ...]:
     """Set the text and scores fields of ``item`` from ``extraction``, or record ``error``
     (text ``None``, the error inside the scores) so the item goes on.
 
-    Raises:
-        SettingsError: the item's declared class lacks a field to set.
+    Returns the fields the item's declared class lacks; then nothing is set.
     """
+    missing = missing_fields(type(item), settings.item_fields)
+    if missing:
+        return missing
     adapter = ItemAdapter(item)
-    _check_fields(type(item), settings.item_fields)
     if extraction is None:
-        adapter[settings.text_field] = None
-        adapter[settings.scores_field] = {
-            "algorithm": settings.algorithm.name,
-            "params": settings.algorithm.params(),
-            "error": dict(error or {}),
+        values: dict[str, Any] = {
+            settings.text_field: None,
+            settings.scores_field: {
+                "algorithm": settings.algorithm.name,
+                "params": settings.algorithm.params(),
+                "error": dict(error or {}),
+            },
+            settings.html_field: None,
+            settings.metadata_field or "": None,
         }
-        if settings.attach_html:
-            adapter[settings.html_field] = None
-        if settings.metadata and settings.metadata_field:
-            adapter[settings.metadata_field] = None
-        return
-    scores = extraction.figures()
-    if settings.attach_blocks:
-        scores["blocks"] = extraction.to_dict(html=False)["blocks"]
-    metadata = extraction.metadata.to_dict() if extraction.metadata is not None else None
-    if settings.metadata and settings.metadata_field:
-        adapter[settings.metadata_field] = metadata
-    elif settings.metadata:
-        scores["metadata"] = metadata
-    adapter[settings.text_field] = _formatted_text(extraction, settings.text_format)
-    adapter[settings.scores_field] = scores
-    if settings.attach_html:
-        adapter[settings.html_field] = extraction.html
+    else:
+        scores = extraction.figures()
+        if settings.attach_blocks:
+            scores["blocks"] = extraction.to_dict(html=False)["blocks"]
+        metadata = extraction.metadata.to_dict() if extraction.metadata is not None else None
+        if settings.metadata and not settings.metadata_field:
+            scores["metadata"] = metadata
+        values = {
+            settings.text_field: _formatted_text(extraction, settings.text_format),
+            settings.scores_field: scores,
+            settings.html_field: extraction.html,
+            settings.metadata_field or "": metadata,
+        }
+    for field in settings.item_fields:
+        adapter[field] = values[field]
+    return ()
 
 
 def _formatted_text(extraction: Extraction, text_format: str) -> str:
@@ -163,33 +222,75 @@ def _formatted_text(extraction: Extraction, text_format: str) -> str:
     return formatted if formatted is not None else extraction.text
 
 
-_CHECKED: set[tuple[type, tuple[str, ...]]] = set()
+_MISSING: dict[tuple[type, tuple[str, ...]], tuple[str, ...]] = {}
 
 
-def _check_fields(item_class: type, fields: tuple[str, ...]) -> None:
-    """A declared item class (scrapy.Item, dataclass, attrs, pydantic) must declare the
-    fields this plugin sets; dicts take any key."""
-    if (item_class, fields) in _CHECKED:
-        return
-    declared = ItemAdapter.get_field_names_from_class(item_class)
-    missing = [f for f in fields if declared is not None and f not in declared]
-    if missing:
-        raise SettingsError(
-            f"item class {item_class.__module__}.{item_class.__qualname__} has no field "
-            f"{', '.join(map(repr, missing))}: declare {'them' if len(missing) > 1 else 'it'} "
-            f"(e.g. {missing[0]} = scrapy.Field(), or a dataclass/attrs/pydantic field "
-            f"defaulting to None), or point TAGRATIO_TEXT_FIELD / TAGRATIO_SCORES_FIELD / "
-            f"TAGRATIO_HTML_FIELD / TAGRATIO_METADATA_FIELD at fields it has"
+def missing_fields(item_class: type, fields: tuple[str, ...]) -> tuple[str, ...]:
+    """The ``fields`` a declared item class (scrapy.Item, dataclass, attrs, pydantic) does
+    not declare (dicts take any key); computed once per class and fields."""
+    key = (item_class, fields)
+    if key not in _MISSING:
+        declared = ItemAdapter.get_field_names_from_class(item_class)
+        _MISSING[key] = () if declared is None else tuple(f for f in fields if f not in declared)
+    return _MISSING[key]
+
+
+def attach(
+    state: CrawlState,
+    stats: StatsBatch,
+    item: Any,
+    settings: TagRatioSettings,
+    extraction: Extraction | None,
+    error: dict[str, str] | None = None,
+) -> None:
+    """:func:`annotate` and count the item; an item whose class lacks the fields goes on
+    unchanged, counted in ``tagratio/items_unannotated``, its class named in one WARNING."""
+    missing = annotate(item, settings, extraction, error)
+    if not missing:
+        stats.inc_value(
+            "tagratio/items_annotated" if extraction is not None else "tagratio/items_with_error"
         )
-    _CHECKED.add((item_class, fields))
+        return
+    stats.inc_value("tagratio/items_unannotated")
+    item_class = type(item)
+    if item_class in state.warned:
+        return
+    state.warned.add(item_class)
+    setting_of = {
+        settings.text_field: "TAGRATIO_TEXT_FIELD",
+        settings.scores_field: "TAGRATIO_SCORES_FIELD",
+        settings.html_field: "TAGRATIO_HTML_FIELD",
+        settings.metadata_field or "": "TAGRATIO_METADATA_FIELD",
+    }
+    logger.warning(
+        "Items of class %s.%s pass without the main text and scores: the class has no "
+        "field %s. Declare %s (e.g. %s = scrapy.Field(), or a dataclass/attrs/pydantic "
+        "field defaulting to None), or set %s to fields it has, or to '' to leave them "
+        "out (the callback still finds the extraction in response.meta[%r]). Counted in "
+        "tagratio/items_unannotated.",
+        item_class.__module__,
+        item_class.__qualname__,
+        ", ".join(map(repr, missing)),
+        "them" if len(missing) > 1 else "it",
+        missing[0],
+        " / ".join(setting_of[field] for field in missing),
+        EXTRACTION_META,
+    )
 
 
 def enabled_settings(crawler: Crawler) -> TagRatioSettings:
-    """The crawl's validated settings; ``NotConfigured`` (the component stays off) when
-    TAGRATIO_ENABLED is False. Every component's ``from_crawler`` starts here."""
-    settings = TagRatioSettings.from_settings(crawler.settings)
+    """The crawl's validated settings; ``NotConfigured`` (the component stays off, one INFO
+    line says so) when TAGRATIO_ENABLED is False; a bad setting is logged as one ERROR
+    line and stops the crawl (:mod:`.startup`). Every component's ``from_crawler`` starts
+    here."""
+    try:
+        settings = TagRatioSettings.from_settings(crawler.settings)
+    except SettingsError as error:
+        report_bad_settings(error)
+        raise
     if not settings.enabled:
-        raise NotConfigured("TAGRATIO_ENABLED is False")
+        report_disabled(crawler)
+        raise NotConfigured
     return settings
 
 
@@ -208,6 +309,16 @@ def _settings_for(base: TagRatioSettings, meta: dict[str, Any]) -> TagRatioSetti
         return base
 
 
+def _pipeline_enabled(crawler: Crawler) -> bool:
+    from .pipelines import TagRatioPipeline  # the pipeline module imports this one
+
+    pipelines = build_component_list(crawler.settings.getwithbase("ITEM_PIPELINES"))
+    return any(
+        isinstance(cls, type) and issubclass(cls, TagRatioPipeline)
+        for cls in map(load_object, pipelines)
+    )
+
+
 class TagRatioDownloaderMiddleware:
     """Extracts every HTML response; see the module docstring."""
 
@@ -215,7 +326,7 @@ class TagRatioDownloaderMiddleware:
         self.crawler = crawler
         self.settings = settings
         self.stats = stats_of(crawler)
-        self.pool = shared_pool(crawler, settings)
+        self.pool = crawl_state(crawler, settings).pool
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> TagRatioDownloaderMiddleware:
@@ -243,6 +354,9 @@ class TagRatioDownloaderMiddleware:
         if not settings.enabled:
             stats.inc_value("tagratio/skipped/disabled")
             return response
+        if not settings.extracts_status(response.status):
+            stats.inc_value(f"tagratio/skipped/http_{response.status}")
+            return response
         content_type = response.headers.get(b"Content-Type")
         outcome = await self.pool.run(
             response.body,
@@ -256,16 +370,16 @@ class TagRatioDownloaderMiddleware:
             meta[ERROR_META] = outcome.error_record()
             return response
         meta[EXTRACTION_META] = extraction
-        if extraction.is_overview and settings.overview_action == "ignore":
+        if settings.overview_action == "ignore" and overview_drop_reason(extraction, settings):
             stats.inc_value("tagratio/pages_ignored")
             raise IgnoreRequest(f"overview page (TAGRATIO_OVERVIEW_ACTION='ignore'): {response}")
         return response
 
 
 class TagRatioSpiderMiddleware(BaseSpiderMiddleware):
-    """Attaches the extraction to items and drops overview pages' items; see the module
-    docstring. The order of the callback's output is left as it is; requests only lose
-    the extraction in their meta.
+    """Attaches the extraction to items and marks overview pages' items for the pipeline
+    to drop; see the module docstring. The order of the callback's output is left as it
+    is; requests only lose the extraction in their meta.
 
     Items that carry their own HTML in ``TAGRATIO_SOURCE_FIELD`` are left to the pipeline.
     """
@@ -274,10 +388,19 @@ class TagRatioSpiderMiddleware(BaseSpiderMiddleware):
         super().__init__(crawler)
         self.settings = settings
         self.stats = stats_of(crawler)
+        self.state = crawl_state(crawler, settings)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> TagRatioSpiderMiddleware:
-        return cls(crawler, enabled_settings(crawler))
+        settings = enabled_settings(crawler)
+        if settings.overview_action in ("drop", "ignore") and not _pipeline_enabled(crawler):
+            raise SettingsError(
+                f"TAGRATIO_OVERVIEW_ACTION={settings.overview_action!r} needs "
+                "scrapy_tagratio.pipelines.TagRatioPipeline in ITEM_PIPELINES to drop the "
+                "items of overview pages (ADDONS = {'scrapy_tagratio.Addon': 100} adds it), "
+                "or TAGRATIO_OVERVIEW_ACTION='tag'"
+            )
+        return cls(crawler, settings)
 
     def get_processed_request(self, request: Request, response: Response | None) -> Request:
         """The request without the parent page's extraction in its meta; the callback's
@@ -304,13 +427,7 @@ class TagRatioSpiderMiddleware(BaseSpiderMiddleware):
         settings = _settings_for(self.settings, meta)
         if ItemAdapter(item).get(settings.source_field):
             return item
-        stats = self.stats
-        if extraction is not None and extraction.is_overview and settings.overview_action == "drop":
-            stats.inc_value("tagratio/items_dropped")
-            logger.debug("Dropped an item of overview page %s", response.url)
-            return None
-        annotate(item, settings, extraction, error)
-        stats.inc_value(
-            "tagratio/items_annotated" if error is None else "tagratio/items_with_error"
-        )
+        attach(self.state, self.stats, item, settings, extraction, error)
+        if extraction is not None and (reason := overview_drop_reason(extraction, settings)):
+            self.state.mark_drop(item, reason)
         return item

@@ -17,14 +17,20 @@ This module does not import Scrapy at import time: worker processes only need th
 
 from __future__ import annotations
 
+import asyncio
+import collections
+import contextlib
 import dataclasses
 import os
+import queue
+import signal
+import threading
 import time
 import traceback
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import Future
 from dataclasses import dataclass
-from multiprocessing import get_context
+from multiprocessing import Pipe, get_context
+from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from .algorithms.base import Algorithm
@@ -65,8 +71,8 @@ class Outcome:
 
     Kinds: ``too_large`` and ``time_budget`` (resource limits, :data:`SKIP_KINDS`),
     ``not_html`` (binary data served as HTML), ``extraction`` (any other
-    :class:`ExtractionError`), ``worker_crashed``, or the exception class name of a bug
-    (``details`` then holds its traceback).
+    :class:`ExtractionError`), ``worker_crashed``, ``worker_timeout``, ``pool_closed``,
+    or the exception class name of a bug (``details`` then holds its traceback).
     """
 
     extraction: Extraction | None
@@ -126,30 +132,37 @@ def _microseconds(seconds: float) -> int:
     return round(seconds * 1e6)
 
 
-def _worker_ready() -> int:
-    """Warm-up job: importing this module in the worker loads the core (numpy, lxml)."""
-    return os.getpid()
-
-
 class ExtractionPool:
     """Runs :func:`run_extraction` inline (``workers == 0``) or in ``workers`` processes.
 
-    Processes are started with ``spawn`` (a forked Twisted process would inherit its
-    threads and sockets); a crashed worker fails only the pages it held (kind
-    ``worker_crashed``) and the pool is rebuilt on the next page. Scripts that start a
-    crawl with workers need the usual ``if __name__ == "__main__":`` guard.
+    Each worker holds one page at a time, handed out by a dispatcher thread, so the pool
+    knows which page each process holds: a worker that dies (a segfault in a C library,
+    ``os._exit``) fails only its own page (kind ``worker_crashed``), one that runs past
+    ``timeout`` seconds (a loop in C code that the soft ``time_budget`` cannot stop) is
+    killed and its page fails with kind ``worker_timeout``; either is replaced by a new
+    process and the other pages go on. A worker is replaced after ``max_tasks_per_child``
+    pages, so memory it grew is returned in a long crawl. Processes are started with
+    ``spawn`` (a forked Twisted process would inherit its threads and sockets); scripts
+    that start a crawl with workers need the usual ``if __name__ == "__main__":`` guard.
     """
 
-    def __init__(self, workers: int) -> None:
+    def __init__(
+        self,
+        workers: int,
+        *,
+        timeout: float | None = None,
+        max_tasks_per_child: int | None = None,
+    ) -> None:
         self.workers = workers
-        self._executor: ProcessPoolExecutor | None = None
+        self.timeout = timeout
+        self.max_tasks_per_child = max_tasks_per_child
+        self._dispatcher: _Dispatcher | None = None
 
     def start(self) -> None:
         """Start the worker processes now (they load the core while the crawl starts)."""
-        if self.workers:
-            executor = self._ensure_executor()
-            for _ in range(self.workers):
-                executor.submit(_worker_ready)
+        if self.workers and self._dispatcher is None:
+            self._dispatcher = _Dispatcher(self.workers, self.timeout, self.max_tasks_per_child)
+            self._dispatcher.start()
 
     async def run(
         self,
@@ -162,37 +175,254 @@ class ExtractionPool:
         """The :class:`Outcome` of one page; awaits a worker without blocking the reactor."""
         if not self.workers:
             return run_extraction(body, url=url, content_type=content_type, options=options)
-        executor = self._ensure_executor()
-        try:
-            future = executor.submit(
-                run_extraction, body, url=url, content_type=content_type, options=options
-            )
-            outcome: Outcome = await _wait(future)
-        except BrokenProcessPool as exc:
-            if self._executor is executor:
-                self._executor = None
-                executor.shutdown(wait=False, cancel_futures=True)
-            return Outcome(None, error_kind="worker_crashed", error=f"worker process died: {exc}")
-        return outcome
+        self.start()
+        assert self._dispatcher is not None
+        return await _wait(self._dispatcher.submit((body, url, content_type, options)))
 
     def close(self) -> None:
-        """Stop the worker processes (called when the spider closes)."""
-        executor, self._executor = self._executor, None
-        if executor is not None:
-            executor.shutdown(wait=True, cancel_futures=True)
+        """Stop the worker processes and wait for them (scripts and tests)."""
+        dispatcher, self._dispatcher = self._dispatcher, None
+        if dispatcher is not None:
+            dispatcher.stop().result()
 
-    def _ensure_executor(self) -> ProcessPoolExecutor:
-        if self._executor is None:
-            self._executor = ProcessPoolExecutor(self.workers, mp_context=get_context("spawn"))
-        return self._executor
+    async def aclose(self, **_signal_kwargs: Any) -> None:
+        """Stop the worker processes without blocking the reactor (the ``spider_closed``
+        handler: Scrapy awaits it, so no worker outlives the crawl)."""
+        dispatcher, self._dispatcher = self._dispatcher, None
+        if dispatcher is not None:
+            await _wait(dispatcher.stop())
+
+
+# ---------------------------------------------------------------------- worker processes
+_Task = tuple[bytes | str, str | None, str | None, ExtractionOptions]
+
+
+def _worker_main(conn: Connection) -> None:
+    """A worker process: announce itself once the core is imported, then extract the
+    pages it is sent until it gets ``None`` or its pipe closes (the crawl process ended
+    or let it go: it exits quietly)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the crawl's to handle
+    # Load what the first page would load lazily (models, metadata readers), so that
+    # TAGRATIO_WORKER_TIMEOUT measures pages, not the worker's start.
+    with contextlib.suppress(Exception):
+        extract("<html><body><p>Warm-up paragraph of a worker.</p></body></html>")
+    with contextlib.suppress(EOFError, OSError):
+        conn.send(os.getpid())
+        while (task := conn.recv()) is not None:
+            body, url, content_type, options = task
+            conn.send(run_extraction(body, url=url, content_type=content_type, options=options))
+
+
+@dataclass
+class _Job:
+    task: _Task
+    future: Future[Outcome]
+    started: float = 0.0
+
+
+class _Worker:
+    """One worker process, its end of the pipe and the page it holds."""
+
+    def __init__(self) -> None:
+        parent, child = Pipe()
+        self.conn = parent
+        self.process = _SPAWN.Process(target=_worker_main, args=(child,), daemon=True)
+        self.process.start()
+        child.close()
+        self.ready = False
+        self.job: _Job | None = None
+        self.done = 0
+
+    def retire(self, *, kill: bool) -> None:
+        """Ask the process to exit (or kill it); the dispatcher joins it at the end."""
+        if kill:
+            self.process.kill()
+        else:
+            with contextlib.suppress(OSError):
+                self.conn.send(None)
+        self.conn.close()
+
+
+class _Dispatcher(threading.Thread):
+    """The thread that hands pages to idle workers and watches for results, deaths and
+    timeouts in one ``multiprocessing.connection.wait`` call."""
+
+    def __init__(self, size: int, timeout: float | None, max_tasks: int | None) -> None:
+        super().__init__(name="tagratio-pool", daemon=True)
+        self.size = size
+        self.timeout = timeout
+        self.max_tasks = max_tasks
+        self._inbox: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._wake_r, self._wake_w = Pipe(duplex=False)
+        self._stopped: Future[None] = Future()
+        self._closing = False
+
+    def submit(self, task: _Task) -> Future[Outcome]:
+        future: Future[Outcome] = Future()
+        if self._closing:
+            future.set_result(_failed("pool_closed", "the extraction pool is closed"))
+        else:
+            self._inbox.put(_Job(task, future))
+            self._wake_w.send(None)
+        return future
+
+    def stop(self) -> Future[None]:
+        """Ask the thread to stop the workers and end; the future is done when it has."""
+        if not self._closing:
+            self._closing = True
+            self._inbox.put(None)
+            self._wake_w.send(None)
+        return self._stopped
+
+    def run(self) -> None:
+        try:
+            self._loop()
+        finally:
+            self._stopped.set_result(None)
+
+    def _loop(self) -> None:
+        workers = [_Worker() for _ in range(self.size)]
+        retired: list[_Worker] = []
+        pending: collections.deque[_Job] = collections.deque()
+        stillborn = 0  # workers in a row that died before they were ready
+        while True:
+            while not self._inbox.empty():
+                job = self._inbox.get()
+                if job is None:
+                    self._shutdown(workers + retired, pending)
+                    return
+                pending.append(job)
+            for worker in workers:
+                if pending and worker.ready and worker.job is None:
+                    self._assign(worker, pending.popleft(), pending)
+            busy = [w for w in workers if w.job is not None]
+            deadline = min((w.job.started for w in busy if w.job), default=None)
+            wait_for = None
+            if self.timeout is not None and deadline is not None:
+                wait_for = max(0.0, deadline + self.timeout - time.monotonic())
+            ready = set(
+                wait(
+                    [
+                        self._wake_r,
+                        *(w.conn for w in workers),
+                        *(w.process.sentinel for w in workers),
+                    ],
+                    wait_for,
+                )
+            )
+            if self._wake_r in ready:
+                while self._wake_r.poll():
+                    self._wake_r.recv()
+            for index, worker in enumerate(workers):
+                if self._check(worker, ready):
+                    retired.append(worker)
+                    stillborn = stillborn + 1 if not worker.ready else 0
+                    if stillborn >= _MAX_STILLBORN:
+                        self._fail_all(pending, f"{stillborn} worker processes died at start")
+                    workers[index] = _Worker()
+            retired = [w for w in retired if w.process.is_alive()]
+
+    def _assign(self, worker: _Worker, job: _Job, pending: collections.deque[_Job]) -> None:
+        try:
+            worker.conn.send(job.task)
+        except OSError:  # the worker died while idle: the page waits for its successor
+            pending.appendleft(job)
+            return
+        except Exception as exc:  # a task that cannot be pickled
+            job.future.set_result(_failed(type(exc).__name__, f"cannot send the page: {exc}"))
+            return
+        job.started = time.monotonic()
+        worker.job = job
+
+    def _check(self, worker: _Worker, ready: set[Any]) -> bool:
+        """Take the worker's news; True when it must be replaced."""
+        job = worker.job
+        if worker.conn in ready:
+            try:
+                message = worker.conn.recv()
+            except (EOFError, OSError):
+                message = None
+            if isinstance(message, Outcome) and job is not None:
+                worker.job = None
+                worker.done += 1
+                job.future.set_result(message)
+                if self.max_tasks is not None and worker.done >= self.max_tasks:
+                    worker.retire(kill=False)
+                    return True
+                return False
+            if isinstance(message, int):
+                worker.ready = True
+                return False
+        if worker.process.sentinel in ready or worker.conn in ready:
+            worker.process.join(1)
+            if job is not None:
+                job.future.set_result(
+                    _failed(
+                        "worker_crashed",
+                        f"worker process died (exit code {worker.process.exitcode}) "
+                        "while extracting this page",
+                    )
+                )
+            worker.retire(kill=True)
+            return True
+        if (
+            job is not None
+            and self.timeout is not None
+            and time.monotonic() - job.started >= self.timeout
+        ):
+            job.future.set_result(
+                _failed(
+                    "worker_timeout",
+                    f"no result after TAGRATIO_WORKER_TIMEOUT={self.timeout:g} s: "
+                    "the worker was killed",
+                )
+            )
+            worker.retire(kill=True)
+            return True
+        return False
+
+    def _shutdown(self, workers: list[_Worker], pending: collections.deque[_Job]) -> None:
+        for job in [*pending, *(w.job for w in workers if w.job is not None)]:
+            job.future.set_result(_failed("pool_closed", "the extraction pool was closed"))
+        for worker in workers:
+            worker.retire(kill=worker.job is not None)
+        for worker in workers:
+            worker.process.join(2)
+            if worker.process.is_alive():
+                worker.process.kill()
+                worker.process.join()
+        while not self._inbox.empty():  # pages submitted while closing
+            late = self._inbox.get()
+            if late is not None:
+                late.future.set_result(_failed("pool_closed", "the extraction pool was closed"))
+
+    def _fail_all(self, pending: collections.deque[_Job], why: str) -> None:
+        """Workers cannot start (a broken environment): fail the waiting pages instead of
+        letting them wait for a worker that never comes."""
+        while pending:
+            pending.popleft().future.set_result(_failed("worker_crashed", why))
+
+
+#: Workers in a row that may die before they are ready before waiting pages are failed.
+_MAX_STILLBORN = 3
+
+
+def _failed(kind: str, message: str) -> Outcome:
+    return Outcome(None, error_kind=kind, error=message)
+
+
+_SPAWN = get_context("spawn")
 
 
 async def _wait(future: Future[Any]) -> Any:
-    """Await a ``concurrent.futures`` future from Scrapy code, on the asyncio event loop
-    when there is one, else through a Twisted Deferred fired in the reactor thread."""
-    if _asyncio_in_use():
-        import asyncio
-
+    """Await a ``concurrent.futures`` future from Scrapy code: on the running asyncio
+    event loop when there is one (the asyncio reactor, or none at all), else through a
+    Twisted Deferred fired in the reactor thread."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
         return await asyncio.wrap_future(future)
     from twisted.internet import reactor
     from twisted.internet.defer import Deferred
@@ -202,16 +432,8 @@ async def _wait(future: Future[Any]) -> Any:
     def fire(done: Future[Any]) -> None:
         try:
             deferred.callback(done.result())
-        except BaseException as exc:  # the worker's exception, re-raised at the await
+        except BaseException as exc:  # the future's exception, re-raised at the await
             deferred.errback(exc)
 
     future.add_done_callback(lambda done: reactor.callFromThread(fire, done))
     return await deferred
-
-
-def _asyncio_in_use() -> bool:
-    try:
-        from scrapy.utils.asyncio import is_asyncio_available
-    except ImportError:  # Scrapy 2.13: the asyncio reactor is the only asyncio setup
-        from scrapy.utils.reactor import is_asyncio_reactor_installed as is_asyncio_available
-    return is_asyncio_available()

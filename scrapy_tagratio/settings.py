@@ -24,8 +24,8 @@ TAGRATIO_OVERVIEW_UNCERTAIN_   model file's   probability (0..1, at most the thr
 THRESHOLD                                     which a page is "uncertain": items kept, tagged
 TAGRATIO_OVERVIEW_EVIDENCE     "combined"     combined: the detector's full model; net-text:
                                               TextSweeper's net text length test alone
-TAGRATIO_TEXT_FIELD            "main_text"    item field for the main text
-TAGRATIO_SCORES_FIELD          "tagratio"     item field for ``Extraction.figures()``
+TAGRATIO_TEXT_FIELD            "main_text"    item field for the main text ("": none)
+TAGRATIO_SCORES_FIELD          "tagratio"     item field for ``Extraction.figures()`` ("": none)
 TAGRATIO_HTML_FIELD            "main_html"    item field for the cleaned HTML
 TAGRATIO_ATTACH_HTML           False          fill TAGRATIO_HTML_FIELD
 TAGRATIO_ATTACH_BLOCKS         False          add per-block scores to the scores field
@@ -38,6 +38,9 @@ TAGRATIO_SOURCE_FIELD          "raw_html"     item field the pipeline extracts f
 TAGRATIO_WORKERS               0              0: extract in the reactor thread; N: N processes
 TAGRATIO_MAX_BYTES             5000000        larger pages are skipped (0: no limit)
 TAGRATIO_TIME_BUDGET           5.0            seconds per page before it is skipped (0: none)
+TAGRATIO_EXTRACT_STATUSES      []             HTTP statuses extracted besides 2xx
+TAGRATIO_WORKER_TIMEOUT        30.0           seconds before a worker is killed (0: never)
+TAGRATIO_WORKER_MAX_TASKS      1000           pages a worker extracts before it is replaced
 =============================  =============  ===============================================
 """
 
@@ -97,10 +100,18 @@ DEFAULTS: Mapping[str, Any] = {
     "TAGRATIO_WORKERS": 0,
     "TAGRATIO_MAX_BYTES": 5_000_000,
     "TAGRATIO_TIME_BUDGET": 5.0,
+    "TAGRATIO_EXTRACT_STATUSES": (),
+    "TAGRATIO_WORKER_TIMEOUT": 30.0,
+    "TAGRATIO_WORKER_MAX_TASKS": 1000,
 }
-#: Settings a request may override in ``meta["tagratio_settings"]`` (the worker count and
+#: Settings a request may override in ``meta["tagratio_settings"]`` (the worker pool and
 #: the pipeline's source field belong to the whole crawl).
-PER_REQUEST = frozenset(DEFAULTS) - {"TAGRATIO_WORKERS", "TAGRATIO_SOURCE_FIELD"}
+PER_REQUEST = frozenset(DEFAULTS) - {
+    "TAGRATIO_WORKERS",
+    "TAGRATIO_WORKER_TIMEOUT",
+    "TAGRATIO_WORKER_MAX_TASKS",
+    "TAGRATIO_SOURCE_FIELD",
+}
 
 
 class SettingsError(ExtractionError):
@@ -151,10 +162,32 @@ def _limit(name: str, value: Any, *, integer: bool) -> float | None:
     return number or None
 
 
-def _field(name: str, value: Any) -> str:
+def _field(name: str, value: Any, *, optional: bool = False) -> str:
+    """An item field name; with ``optional`` the empty string (or None) leaves it out."""
+    if optional and value in ("", None):
+        return ""
     if not isinstance(value, str) or not value.strip():
-        raise SettingsError(f"{name} must be a non-empty item field name; got {value!r}")
+        allowed = "an item field name or '' (none)" if optional else "a non-empty item field name"
+        raise SettingsError(f"{name} must be {allowed}; got {value!r}")
     return value
+
+
+def _statuses(name: str, value: Any) -> frozenset[int]:
+    """HTTP status codes, as a list or a comma-separated string (``-s NAME=404,410``)."""
+    codes = [c.strip() for c in value.split(",") if c.strip()] if isinstance(value, str) else value
+    try:
+        return frozenset(map(_status, codes))
+    except (TypeError, ValueError):
+        raise SettingsError(
+            f"{name} must be a list of HTTP status codes (100-599), e.g. [404, 410] or "
+            f"'404,410'; got {value!r}"
+        ) from None
+
+
+def _status(code: Any) -> int:
+    if isinstance(code, bool) or not isinstance(code, (int, str)) or not 100 <= int(code) <= 599:
+        raise ValueError(code)
+    return int(code)
 
 
 def _choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
@@ -246,6 +279,9 @@ class TagRatioSettings:
     workers: int
     max_bytes: int | None
     time_budget: float | None
+    extract_statuses: frozenset[int]
+    worker_timeout: float | None
+    worker_max_tasks: int | None
     #: The raw values these were validated from (what per-request overrides merge into).
     raw: Mapping[str, Any] = dataclasses.field(repr=False, compare=False)
 
@@ -293,12 +329,20 @@ class TagRatioSettings:
 
     @property
     def item_fields(self) -> tuple[str, ...]:
-        """The fields this plugin sets on an item (a declared item class needs them)."""
-        return (
-            (self.text_field, self.scores_field)
-            + ((self.html_field,) if self.attach_html else ())
-            + ((self.metadata_field,) if self.metadata and self.metadata_field else ())
+        """The fields this plugin sets on an item (a declared item class needs them);
+        a field set to "" is left out."""
+        fields = (
+            self.text_field,
+            self.scores_field,
+            self.html_field if self.attach_html else "",
+            (self.metadata_field or "") if self.metadata else "",
         )
+        return tuple(field for field in fields if field)
+
+    def extracts_status(self, status: int) -> bool:
+        """Whether a response with this HTTP status is extracted (2xx, and the statuses
+        of TAGRATIO_EXTRACT_STATUSES): error pages are not the content of a site."""
+        return 200 <= status < 300 or status in self.extract_statuses
 
     @classmethod
     def _validate(cls, raw: dict[str, Any]) -> TagRatioSettings:
@@ -315,7 +359,7 @@ class TagRatioSettings:
         )
         detector = _NoOverviewDetection() if action == "off" else _detector(raw)
         fields = {
-            name: _field(name, raw[name])
+            name: _field(name, raw[name], optional=name != "TAGRATIO_SOURCE_FIELD")
             for name in (
                 "TAGRATIO_TEXT_FIELD",
                 "TAGRATIO_SCORES_FIELD",
@@ -327,7 +371,8 @@ class TagRatioSettings:
             fields["TAGRATIO_METADATA_FIELD"] = _field(
                 "TAGRATIO_METADATA_FIELD", raw["TAGRATIO_METADATA_FIELD"]
             )
-        if len(set(fields.values())) < len(fields):
+        named = [field for field in fields.values() if field]
+        if len(set(named)) < len(named):
             raise SettingsError(
                 f"{', '.join(fields)} must name different fields; got {fields}"
             )
@@ -351,6 +396,14 @@ class TagRatioSettings:
             workers=_count("TAGRATIO_WORKERS", raw["TAGRATIO_WORKERS"]),
             max_bytes=int(max_bytes) if max_bytes is not None else None,
             time_budget=_limit("TAGRATIO_TIME_BUDGET", raw["TAGRATIO_TIME_BUDGET"], integer=False),
+            extract_statuses=_statuses(
+                "TAGRATIO_EXTRACT_STATUSES", raw["TAGRATIO_EXTRACT_STATUSES"]
+            ),
+            worker_timeout=_limit(
+                "TAGRATIO_WORKER_TIMEOUT", raw["TAGRATIO_WORKER_TIMEOUT"], integer=False
+            ),
+            worker_max_tasks=_count("TAGRATIO_WORKER_MAX_TASKS", raw["TAGRATIO_WORKER_MAX_TASKS"])
+            or None,
             raw=raw,
         )
 

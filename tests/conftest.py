@@ -65,10 +65,12 @@ class LocalSite:
         self.thread.start()
         self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}"
 
-    def add(self, path: str, body: bytes | str, content_type: str | None = None) -> str:
-        """Serve ``body`` at ``path``; returns its URL."""
+    def add(
+        self, path: str, body: bytes | str, content_type: str | None = None, status: int = 200
+    ) -> str:
+        """Serve ``body`` at ``path`` with ``status``; returns its URL."""
         data = body.encode("utf-8") if isinstance(body, str) else body
-        self.pages[path] = Page(data, content_type or "text/html; charset=utf-8")
+        self.pages[path] = Page(data, content_type or "text/html; charset=utf-8", status)
         return self.url(path)
 
     def url(self, path: str) -> str:
@@ -125,6 +127,8 @@ class CrawlResult:
     error: str | None
     #: Child processes (extraction workers) still alive after the crawls finished.
     live_children: int
+    #: The log (stderr) of the process that ran the crawls (all crawls of one call).
+    log: str = ""
 
     def tagratio_stats(self) -> dict[str, Any]:
         return {k: v for k, v in self.stats.items() if k.startswith("tagratio/")}
@@ -169,7 +173,7 @@ def run_crawls(tmp_path: Path) -> Callable[..., dict[str, CrawlResult]]:
                 else []
             )
             results[spec.name] = CrawlResult(
-                items, outcome["stats"], outcome["error"], outcome["live_children"]
+                items, outcome["stats"], outcome["error"], outcome["live_children"], proc.stderr
             )
         return results
 

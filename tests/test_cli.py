@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import gzip
+import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -82,3 +85,57 @@ def test_plot_draws_a_png(page_file: Path, tmp_path: Path) -> None:
     done = run("extract", str(page_file), "-a", "cectd", "--plot", str(out))
     assert done.returncode == 0, done.stderr
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 5000
+
+
+def test_extract_reads_gzip_input(page_file: Path, tmp_path: Path) -> None:
+    packed = tmp_path / "page.html.gz"
+    packed.write_bytes(gzip.compress(PAGE.encode()))
+    done = run("extract", str(packed))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == run("extract", str(page_file)).stdout
+    done = run("extract", "-", stdin=gzip.compress(PAGE.encode()))
+    assert done.returncode == 0 and b"Paragraph 5" in done.stdout
+    broken = tmp_path / "broken.gz"
+    broken.write_bytes(gzip.compress(PAGE.encode())[:40])
+    done = run("extract", str(broken))
+    assert done.returncode == 2
+    assert done.stderr.decode().splitlines() == [
+        f"error: cannot read {broken}: bad gzip data: "
+        "Compressed file ended before the end-of-stream marker was reached"
+    ]
+
+
+def test_plot_failures_end_in_one_line_and_a_status(page_file: Path, tmp_path: Path) -> None:
+    unwritable = tmp_path / "missing-dir" / "scores.png"
+    if importlib.util.find_spec("matplotlib") is not None:
+        done = run("extract", str(page_file), "-a", "cectd", "--plot", str(unwritable))
+        assert done.returncode == 1 and b"Traceback" not in done.stderr
+        [line] = done.stderr.decode().splitlines()
+        assert line.startswith(f"error: cannot draw the plot to {unwritable}: ")
+    # Without matplotlib (an installed package that fails to import stands for it).
+    fake = tmp_path / "fake" / "matplotlib"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ImportError('no matplotlib here')\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(fake.parent), *sys.path])}
+    done = subprocess.run(
+        [sys.executable, "-m", "scrapy_tagratio", "extract", str(page_file), "--plot", "x.png"],
+        capture_output=True, timeout=120, env=env, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1 and b"Traceback" not in done.stderr
+    [line] = done.stderr.decode().splitlines()
+    assert "plotting needs matplotlib: pip install 'scrapy-tagratio[plot]'" in line
+
+
+def test_a_closed_output_pipe_ends_quietly(tmp_path: Path) -> None:
+    big = tmp_path / "big.html"
+    big.write_text(PAGE.replace("<article>", "<article>" + "<p>Teaser line.</p>" * 3000))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scrapy_tagratio", "extract", str(big), "-f", "json", "--blocks"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.read(100)  # like `| head -c 100`, then the reader goes away
+    proc.stdout.close()
+    stderr = proc.stderr.read()
+    assert proc.wait(timeout=120) == 141
+    assert stderr == b""

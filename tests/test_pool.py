@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import os
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import ClassVar
@@ -148,22 +149,96 @@ def test_awaiting_a_worker_does_not_block_the_event_loop(pool: ExtractionPool) -
     assert ticks >= 10  # the loop ran while the worker extracted
 
 
-def test_a_crashed_worker_fails_its_page_and_the_pool_recovers() -> None:
-    pool = ExtractionPool(1)
+@dataclass(frozen=True)
+class HangingAlgorithm(Algorithm):
+    """Blocks in C code (``time.sleep``) where the soft time budget cannot stop it."""
 
-    async def main() -> tuple[Outcome, Outcome]:
-        crashed = await pool.run(
-            ARTICLE, url=None, content_type=None, options=options(algorithm=ExitingAlgorithm())
-        )
-        after = await pool.run(ARTICLE, url=None, content_type=None, options=options())
-        return crashed, after
+    name: ClassVar[str] = "hanging"
+    summary: ClassVar[str] = "hangs"
 
+    def run(self, document: Document) -> Labelling:
+        time.sleep(600)
+        raise AssertionError("unreachable")
+
+
+def run_all(pool: ExtractionPool, opts: list[ExtractionOptions]) -> list[Outcome]:
+    async def main() -> list[Outcome]:
+        return await asyncio.gather(
+            *(pool.run(ARTICLE, url=f"http://x/{i}", content_type=None, options=o)
+              for i, o in enumerate(opts))
+        )  # fmt: skip
+
+    return asyncio.run(main())
+
+
+def test_a_crashed_worker_fails_only_its_own_page() -> None:
+    # Seven pages in flight on two workers, the fourth kills its worker: only it fails.
+    pool = ExtractionPool(2)
+    opts = [options() for _ in range(7)]
+    opts[3] = options(algorithm=ExitingAlgorithm())
     try:
-        crashed, after = asyncio.run(main())
+        outcomes = run_all(pool, opts)
+        after = run_all(pool, [options()])[0]
     finally:
         pool.close()
-    assert crashed.error_kind == "worker_crashed" and crashed.extraction is None
-    assert after.extraction is not None and after.extraction.text == extract(ARTICLE).text
+    assert [o.error_kind for o in outcomes] == [None] * 3 + ["worker_crashed"] + [None] * 3
+    assert "exit code 3" in str(outcomes[3].error)
+    expected = extract(ARTICLE).text
+    assert all(o.extraction.text == expected for o in outcomes if o.extraction)
+    assert after.extraction is not None and after.extraction.text == expected
+
+
+def test_a_page_past_the_hard_timeout_is_killed_and_the_pool_goes_on() -> None:
+    pool = ExtractionPool(2, timeout=3.0)
+    opts = [options(), options(algorithm=HangingAlgorithm(), time_budget=0.1), options()]
+    try:
+        run_all(pool, [options(), options()])  # both workers started
+        start = time.monotonic()
+        outcomes = run_all(pool, opts)
+        after = run_all(pool, [options()])[0]
+    finally:
+        pool.close()
+    assert time.monotonic() - start < 30
+    assert [o.error_kind for o in outcomes] == [None, "worker_timeout", None]
+    assert "TAGRATIO_WORKER_TIMEOUT=3 s" in str(outcomes[1].error)
+    assert after.extraction is not None
+
+
+def test_workers_are_replaced_after_max_tasks_per_child() -> None:
+    before = set(multiprocessing.active_children())
+    pool = ExtractionPool(1, max_tasks_per_child=2)
+    pids = set()
+    try:
+        for _ in range(5):
+            assert run_all(pool, [options()])[0].extraction is not None
+            pids |= {p.pid for p in set(multiprocessing.active_children()) - before}
+    finally:
+        pool.close()
+    assert len(pids) >= 3  # 5 pages, 2 per process
+    assert not set(multiprocessing.active_children()) - before
+
+
+def test_aclose_does_not_block_the_event_loop() -> None:
+    before = set(multiprocessing.active_children())
+    pool = ExtractionPool(2, timeout=60)
+
+    async def main() -> tuple[int, Outcome]:
+        ticks = 0
+        hung = asyncio.ensure_future(
+            pool.run(ARTICLE, url=None, content_type=None,
+                     options=options(algorithm=HangingAlgorithm(), time_budget=None))
+        )  # fmt: skip
+        await pool.run(ARTICLE, url=None, content_type=None, options=options())
+        closing = asyncio.ensure_future(pool.aclose())
+        while not closing.done():
+            ticks += 1
+            await asyncio.sleep(0.001)
+        return ticks, await hung
+
+    ticks, hung = asyncio.run(main())
+    assert ticks >= 1  # the loop ran while the workers stopped
+    assert hung.error_kind == "pool_closed"  # a page in flight at close fails, not hangs
+    assert not set(multiprocessing.active_children()) - before
 
 
 def test_close_stops_the_worker_processes() -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import html
+import inspect
 import json
 import re
 import subprocess
@@ -28,6 +29,8 @@ from badinput import cases, large_page
 from conftest import REPO, CrawlResult, CrawlSpec, LocalSite, python_env
 from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse, Request, Response, TextResponse
+from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
+from scrapy.utils.reactor import install_reactor
 from scrapy.utils.test import get_crawler
 
 from scrapy_tagratio import DEFAULT_ALGORITHM, extract
@@ -42,6 +45,7 @@ from scrapy_tagratio.settings import SettingsError
 
 pytestmark = pytest.mark.integration
 
+SCRAPY_VERSION = tuple(int(part) for part in scrapy.__version__.split(".")[:2])
 SITE = REPO / "example_project" / "site"
 ARTICLES = sorted(p for p in SITE.glob("*/*.html") if p.name != "index.html")
 ADDON = {"ADDONS": {"scrapy_tagratio.Addon": 100}}
@@ -266,7 +270,12 @@ def check_site_crawl(result: CrawlResult, site: LocalSite) -> None:
     assert stats["tagratio/overview_pages"] == 3
     assert stats["tagratio/items_dropped"] == len(ITEM_KINDS) + 1
     assert stats["tagratio/skipped/non_html"] == 2
-    assert stats["tagratio/items_annotated"] == 8 * len(ITEM_KINDS) + 2
+    # Every item of the 9 HTML pages and the 3 raw-HTML items, dropped ones included (the
+    # pipeline drops them after the spider middleware annotated them).
+    assert stats["tagratio/items_annotated"] == 9 * len(ITEM_KINDS) + 3
+    # The drops went through Scrapy's DropItem: its stats and signal saw them.
+    assert result.stats["item_dropped_count"] == len(ITEM_KINDS) + 1
+    assert result.stats["item_dropped_reasons_count/OverviewPageDropped"] == len(ITEM_KINDS) + 1
     assert stats["tagratio/extraction_time_us"] > 0
     assert not any(k.startswith("tagratio/errors/") for k in stats)
 
@@ -290,8 +299,11 @@ def test_addon_crawl_in_reactor_thread_and_in_workers(
     )
     bad = results["bad-setting"]
     assert bad.error is not None
-    assert "TAGRATIO_OVERVIEW_ACTION" in bad.error
-    assert "'drop', 'tag', 'ignore', 'off'" in bad.error and "'bogus'" in bad.error
+    if SCRAPY_VERSION >= (2, 14):  # 2.13 reports an AttributeError of its engine instead
+        assert "TAGRATIO_OVERVIEW_ACTION" in bad.error
+    [line] = [line for line in bad.log.splitlines() if "Bad scrapy-tagratio setting" in line]
+    assert "TAGRATIO_OVERVIEW_ACTION must be one of 'drop', 'tag', 'ignore', 'off'" in line
+    assert "'bogus'" in line
     assert bad.items == [] and "response_received_count" not in bad.stats
     # "ignore": the overview front page never reaches its callback, so none of its links
     # are followed; the page with a per-request "tag" still yields its items.
@@ -367,6 +379,59 @@ def test_bad_input_crawl_delivers_every_item(
         assert result.stats["item_scraped_count"] == len(pages)
 
 
+# ---------------------------------------------------------------------- HTTP statuses
+class StatusSpider(scrapy.Spider):
+    """Requests every page it is given and yields one item per response, whatever the
+    status (``handle_httpstatus_all``), with the extraction's status in it."""
+
+    name = "status"
+
+    def __init__(self, pages: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.pages: list[str] = json.loads(pages)
+
+    async def start(self) -> AsyncIterator[Request]:
+        for url in self.pages:
+            yield Request(url, meta={"handle_httpstatus_all": True}, dont_filter=True)
+
+    def parse(self, response: Response) -> Iterator[dict[str, Any]]:
+        yield {"url": response.url, "status": response.status}
+
+
+def test_error_pages_are_not_extracted_unless_listed(
+    local_site: Callable[..., LocalSite], run_crawls: Callable[..., dict[str, CrawlResult]]
+) -> None:
+    server = local_site()
+    article = ARTICLES[0].read_bytes()
+    pages = [server.add("/ok.html", article)]
+    pages += [server.add(f"/missing/{i}.html", article, status=404) for i in range(3)]
+    pages += [server.add("/error.html", article, status=500)]
+    spider = "test_scrapy_integration:StatusSpider"
+    args = {"pages": json.dumps(pages)}
+    results = run_crawls(
+        [
+            CrawlSpec("default", spider, ADDON, args),
+            CrawlSpec("with-404", spider, {**ADDON, "TAGRATIO_EXTRACT_STATUSES": "404"}, args),
+        ]
+    )
+    default, with_404 = results["default"], results["with-404"]
+    for result in results.values():
+        assert result.error is None
+        assert sorted(item["status"] for item in result.items) == [200, 404, 404, 404, 500]
+    # Default: only the 200 page is extracted; every item is delivered, the error pages'
+    # untouched, and the skipped pages are counted by status.
+    assert default.stats["tagratio/pages_extracted"] == 1
+    assert default.stats["tagratio/skipped/http_404"] == 3
+    assert default.stats["tagratio/skipped/http_500"] == 1
+    for item in default.items:
+        assert ("main_text" in item) == (item["status"] == 200)
+    # Listed statuses are extracted like 2xx.
+    assert with_404.stats["tagratio/pages_extracted"] == 4
+    assert with_404.stats["tagratio/skipped/http_500"] == 1
+    assert "tagratio/skipped/http_404" not in with_404.stats
+    assert all(item["main_text"] for item in with_404.items if item["status"] == 404)
+
+
 # ---------------------------------------------------------------------- example project
 def run_example(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -426,26 +491,58 @@ def test_example_project_on_a_live_site(site: LocalSite, tmp_path: Path) -> None
     assert site.url("/index.html") not in urls
 
 
-def test_example_project_bad_setting_stops_the_crawl(tmp_path: Path) -> None:
+def test_example_project_bad_setting_stops_the_crawl_with_one_line(tmp_path: Path) -> None:
     proc = run_example(
         "-O", str(tmp_path / "x.jsonl"), "-s", "TAGRATIO_WORKERS=many",
         cwd=REPO / "example_project",
     )  # fmt: skip
     assert proc.returncode != 0
-    assert "TAGRATIO_WORKERS must be an integer >= 0; got 'many'" in proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if "ERROR" in line or "CRITICAL" in line]
+    assert "TAGRATIO_WORKERS must be an integer >= 0; got 'many'" in errors[0]
     assert not (tmp_path / "x.jsonl").exists()
+    if SCRAPY_VERSION < (2, 14):
+        # Scrapy 2.13's `crawl` leaves the failed crawl Deferred unhandled, and Twisted
+        # prints it (with its traceback) to stderr itself, outside Python logging.
+        return
+    assert len(errors) == 1, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr and "never retrieved" not in proc.stderr
+
+
+def test_example_project_switched_off_says_so_in_one_info_line(tmp_path: Path) -> None:
+    feed = tmp_path / "off.jsonl"
+    proc = run_example(
+        "-O", str(feed), "-s", "TAGRATIO_ENABLED=False", "-s", "AUTOTHROTTLE_ENABLED=False",
+        cwd=REPO / "example_project",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    ours = [line for line in proc.stderr.splitlines() if "TAGRATIO_ENABLED" in line]
+    assert len(ours) == 1 and "INFO" in ours[0] and "switched off" in ours[0], ours
+    items = [json.loads(line) for line in feed.read_text().splitlines()]
+    assert len(items) == len(ARTICLES) + 5  # every page, home page and section fronts too
+    assert not any("main_text" in item for item in items)
 
 
 # ---------------------------------------------------------------------- downloader middleware
+def make_crawler(settings: dict[str, Any]) -> Any:
+    """A crawler for calling components directly. Scrapy 2.13's ``get_crawler`` needs an
+    installed reactor (later versions do not): the asyncio one is installed then."""
+    try:
+        return get_crawler(settings_dict=settings)
+    except RuntimeError:
+        install_reactor("twisted.internet.asyncioreactor.AsyncioSelectorReactor")
+        return get_crawler(settings_dict=settings)
+
+
 def downloaded(meta: dict[str, Any], body: bytes, response_class: type = HtmlResponse) -> Any:
     """Run the downloader middleware on one response (in this process, inline)."""
-    crawler = get_crawler(settings_dict=ADDON)
+    crawler = make_crawler(ADDON)
     mw = TagRatioDownloaderMiddleware.from_crawler(crawler)
     request = Request("http://127.0.0.1/page", meta=meta)
     response = response_class(request.url, body=body, request=request)
     assert asyncio.run(mw.process_response(request, response)) is response
     assert crawler.stats is not None
-    return request.meta, crawler.stats.get_stats()
+    stats = crawler.stats.get_stats()
+    return request.meta, {k: v for k, v in stats.items() if k.startswith("tagratio/")}
 
 
 def test_downloader_middleware_meta_and_per_request_switches(
@@ -470,9 +567,9 @@ def test_downloader_middleware_meta_and_per_request_switches(
 
 
 def test_disabled_components_are_not_configured() -> None:
-    crawler = get_crawler(settings_dict={**ADDON, "TAGRATIO_ENABLED": False})
+    crawler = make_crawler({**ADDON, "TAGRATIO_ENABLED": False})
     for component in (TagRatioDownloaderMiddleware, TagRatioSpiderMiddleware, TagRatioPipeline):
-        with pytest.raises(NotConfigured, match="TAGRATIO_ENABLED is False"):
+        with pytest.raises(NotConfigured):
             component.from_crawler(crawler)
 
 
@@ -493,8 +590,18 @@ def response_with(meta: dict[str, Any]) -> HtmlResponse:
     return HtmlResponse(request.url, body=b"<html></html>", request=request)
 
 
+#: Scrapy 2.13 requires the ``spider`` argument of ``process_spider_output``; later
+#: versions deprecate it.
+SPIDER_ARG = (
+    (None,)
+    if inspect.signature(BaseSpiderMiddleware.process_spider_output).parameters["spider"].default
+    is inspect.Parameter.empty
+    else ()
+)
+
+
 def spider_middleware(**settings: Any) -> TagRatioSpiderMiddleware:
-    return TagRatioSpiderMiddleware.from_crawler(get_crawler(settings_dict=settings))
+    return TagRatioSpiderMiddleware.from_crawler(make_crawler({**ADDON, **settings}))
 
 
 @pytest.mark.parametrize("output", ["sync", "async"])
@@ -506,14 +613,15 @@ def test_spider_middleware_keeps_order_and_identity(
 
     def run(response: Response) -> list[Any]:
         if output == "sync":
-            return list(mw.process_spider_output(response, iter(outputs)))
+            return list(mw.process_spider_output(response, iter(outputs), *SPIDER_ARG))
 
         async def source() -> AsyncIterator[Any]:
             for o in outputs:
                 yield o
 
         async def collect() -> list[Any]:
-            return [o async for o in mw.process_spider_output_async(response, source())]
+            output = mw.process_spider_output_async(response, source(), *SPIDER_ARG)
+            return [o async for o in output]
 
         return asyncio.run(collect())
 
@@ -522,16 +630,21 @@ def test_spider_middleware_keeps_order_and_identity(
     assert article[0]["main_text"] == extractions["article"].text
     metadata = extractions["article"].metadata.to_dict()
     assert article[2]["tagratio"] == {**extractions["article"].figures(), "metadata": metadata}
-    # Overview page: items dropped and counted, the request goes on.
+    assert all(mw.state.take_drop(o) is None for o in article)
+    # Overview page: every output goes on, its items marked for the pipeline to drop.
     front = run(response_with({EXTRACTION_META: extractions["front"]}))
-    assert front == [outputs[1]]
-    assert mw.crawler.stats.get_value("tagratio/items_dropped") == 3
+    assert [id(o) for o in front] == [id(o) for o in outputs]
+    reasons = [mw.state.take_drop(o) for o in front]
+    assert reasons[1] is None
+    assert all("overview page (overview score" in str(r) for i, r in enumerate(reasons) if i != 1)
 
 
 def test_spider_middleware_error_record_and_field_renames(extractions: dict[str, Any]) -> None:
     mw = spider_middleware(TAGRATIO_TEXT_FIELD="body", TAGRATIO_SCORES_FIELD="density")
     error = {"kind": "not_html", "message": "input is PNG image, not HTML"}
-    [item] = mw.process_spider_output(response_with({ERROR_META: error}), [{"url": "u"}])
+    [item] = mw.process_spider_output(
+        response_with({ERROR_META: error}), [{"url": "u"}], *SPIDER_ARG
+    )
     assert item["body"] is None
     assert item["density"]["error"] == error
     assert item["density"]["algorithm"] == DEFAULT_ALGORITHM
@@ -541,21 +654,85 @@ def test_spider_middleware_error_record_and_field_renames(extractions: dict[str,
             "tagratio_settings": {"TAGRATIO_TEXT_FIELD": "text", "TAGRATIO_ATTACH_HTML": True},
         }
     )
-    [item] = mw.process_spider_output(renamed, [{"url": "u"}])
+    [item] = mw.process_spider_output(renamed, [{"url": "u"}], *SPIDER_ARG)
     assert item["text"] == extractions["article"].text
     assert item["main_html"] == extractions["article"].html
     # A response that was not extracted (not HTML): the item is untouched.
     plain = TextResponse("http://127.0.0.1/t", body=b"x", request=Request("http://127.0.0.1/t"))
-    assert list(mw.process_spider_output(plain, [{"url": "u"}])) == [{"url": "u"}]
+    assert list(mw.process_spider_output(plain, [{"url": "u"}], *SPIDER_ARG)) == [{"url": "u"}]
 
 
-def test_declared_item_without_the_fields_gets_a_clear_error(
-    extractions: dict[str, Any],
+@dataclasses.dataclass
+class BareDataclass:
+    """A project's own item: no field for the plugin."""
+
+    url: str
+    title: str | None
+
+
+@dataclasses.dataclass
+class TextOnlyDataclass:
+    url: str
+    title: str | None
+    main_text: str | None = None
+
+
+class ItemClassSpider(scrapy.Spider):
+    """Follows every link of the site, yielding one item of the class it is given."""
+
+    name = "item-class"
+
+    def __init__(self, start_url: str, item_class: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.start_urls = [start_url]
+        self.item_class = globals()[item_class]
+
+    def parse(self, response: Response) -> Iterator[Any]:
+        yield self.item_class(url=response.url, title=response.css("title::text").get())
+        yield from response.follow_all(css="a")
+
+
+def test_declared_item_class_without_the_fields_loses_no_item_and_no_request(
+    site: LocalSite, run_crawls: Callable[..., dict[str, CrawlResult]]
 ) -> None:
-    mw = spider_middleware()
-    response = response_with({EXTRACTION_META: extractions["article"]})
-    with pytest.raises(SettingsError, match=r"BareItem has no field 'main_text', 'tagratio'"):
-        list(mw.process_spider_output(response, [BareItem(url="u")]))
+    # Starting at an article: the links to the rest of the site are on article pages.
+    spider = "test_scrapy_integration:ItemClassSpider"
+    args = {"start_url": site.url("/" + ARTICLES[0].relative_to(SITE).as_posix())}
+    bare = {**args, "item_class": "BareDataclass"}
+    results = run_crawls(
+        [
+            CrawlSpec("off", spider, {}, bare),
+            CrawlSpec("bare", spider, ADDON, bare),
+            CrawlSpec(
+                "text-only",
+                spider,
+                {**ADDON, "TAGRATIO_SCORES_FIELD": ""},
+                {**args, "item_class": "TextOnlyDataclass"},
+            ),
+        ]
+    )
+    off, on, text_only = results["off"].stats, results["bare"].stats, results["text-only"].stats
+    # Every request the callbacks yield is scheduled, as without the plugin.
+    assert on["downloader/request_count"] == off["downloader/request_count"] > 10
+    assert on["scheduler/enqueued"] == off["scheduler/enqueued"]
+    # Every item arrives (unchanged) or is dropped as an overview page's item.
+    dropped = on.get("item_dropped_reasons_count/OverviewPageDropped", 0)
+    assert on["item_scraped_count"] + dropped == off["item_scraped_count"]
+    assert on["tagratio/items_unannotated"] == off["item_scraped_count"]
+    assert all(set(item) == {"url", "title"} for item in results["bare"].items)
+    assert "log_count/ERROR" not in on
+    warnings = [line for line in results["bare"].log.splitlines() if "Items of class" in line]
+    assert len(warnings) == 1, warnings
+    assert "test_scrapy_integration.BareDataclass" in warnings[0]
+    assert "no field 'main_text', 'tagratio'" in warnings[0]
+    assert "TAGRATIO_TEXT_FIELD / TAGRATIO_SCORES_FIELD" in warnings[0]
+    assert "to '' to leave them out" in warnings[0]
+    # With the scores field switched off, a class with the text field gets the text.
+    articles = [i for i in results["text-only"].items if i["main_text"]]
+    assert len(articles) >= len(ARTICLES)
+    assert all(set(item) == {"url", "title", "main_text"} for item in results["text-only"].items)
+    assert "tagratio/items_unannotated" not in text_only
+    assert text_only["tagratio/items_annotated"] >= len(ARTICLES)
 
 
 # ---------------------------------------------------------------------- request meta
@@ -621,6 +798,17 @@ def test_requests_the_callback_yields_do_not_carry_the_extraction(
 def test_a_re_yielded_response_request_is_stripped_on_a_copy(extractions: dict[str, Any]) -> None:
     mw = spider_middleware()
     response = response_with({EXTRACTION_META: extractions["article"], "depth": 1})
-    [request] = mw.process_spider_output(response, [response.request])
+    [request] = mw.process_spider_output(response, [response.request], *SPIDER_ARG)
     assert EXTRACTION_META not in request.meta and request.meta["depth"] == 1
     assert response.meta[EXTRACTION_META] is extractions["article"]  # the callback keeps it
+
+
+def test_dropping_needs_the_pipeline() -> None:
+    only_middlewares = {
+        "SPIDER_MIDDLEWARES": {TagRatioSpiderMiddleware: 950},
+        "DOWNLOADER_MIDDLEWARES": {TagRatioDownloaderMiddleware: 540},
+    }
+    with pytest.raises(SettingsError, match=r"'drop' needs .*TagRatioPipeline in ITEM_PIPELINES"):
+        TagRatioSpiderMiddleware.from_crawler(make_crawler(only_middlewares))
+    tag = {**only_middlewares, "TAGRATIO_OVERVIEW_ACTION": "tag"}
+    assert TagRatioSpiderMiddleware.from_crawler(make_crawler(tag))

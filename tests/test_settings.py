@@ -93,8 +93,13 @@ ALL_ALGORITHMS = ", ".join(repr(name) for name in sorted(ALGORITHMS))
             "links",
             "TAGRATIO_OVERVIEW_EVIDENCE must be one of 'combined', 'net-text'; got 'links'",
         ),
-        ("TAGRATIO_TEXT_FIELD", "", "TAGRATIO_TEXT_FIELD must be a non-empty item field name"),
-        ("TAGRATIO_SCORES_FIELD", 3, "TAGRATIO_SCORES_FIELD must be a non-empty item field name"),
+        ("TAGRATIO_TEXT_FIELD", " ", "TAGRATIO_TEXT_FIELD must be an item field name or ''"),
+        ("TAGRATIO_SCORES_FIELD", 3, "TAGRATIO_SCORES_FIELD must be an item field name or ''"),
+        ("TAGRATIO_SOURCE_FIELD", "", "TAGRATIO_SOURCE_FIELD must be a non-empty item field"),
+        ("TAGRATIO_EXTRACT_STATUSES", "4o4", "TAGRATIO_EXTRACT_STATUSES must be a list of HTTP"),
+        ("TAGRATIO_EXTRACT_STATUSES", [99], "TAGRATIO_EXTRACT_STATUSES must be a list of HTTP"),
+        ("TAGRATIO_WORKER_TIMEOUT", -1, "TAGRATIO_WORKER_TIMEOUT must be a number >= 0"),
+        ("TAGRATIO_WORKER_MAX_TASKS", 0.5, "TAGRATIO_WORKER_MAX_TASKS must be an integer >= 0"),
         ("TAGRATIO_SCORES_FIELD", "main_text", "must name different fields"),
         ("TAGRATIO_ATTACH_HTML", "yes please", "TAGRATIO_ATTACH_HTML must be True or False"),
         ("TAGRATIO_WORKERS", "many", "TAGRATIO_WORKERS must be an integer >= 0; got 'many'"),
@@ -113,6 +118,23 @@ def test_bad_value_names_the_setting_and_allowed_values(
     with pytest.raises(SettingsError) as caught:
         settings_of(**{name: value})
     assert message in str(caught.value)
+
+
+def test_empty_text_or_scores_field_leaves_it_out() -> None:
+    assert settings_of(TAGRATIO_SCORES_FIELD="").item_fields == ("main_text",)
+    assert settings_of(TAGRATIO_TEXT_FIELD="", TAGRATIO_SCORES_FIELD="").item_fields == ()
+    both_off = settings_of(TAGRATIO_TEXT_FIELD="", TAGRATIO_SCORES_FIELD="", TAGRATIO_ATTACH_HTML=1)
+    assert both_off.item_fields == ("main_html",)
+
+
+def test_extracted_statuses() -> None:
+    default = settings_of()
+    assert [default.extracts_status(s) for s in (200, 204, 299, 301, 404, 500)] == [
+        True, True, True, False, False, False
+    ]  # fmt: skip
+    listed = settings_of(TAGRATIO_EXTRACT_STATUSES=" 404, 410")
+    assert listed.extract_statuses == {404, 410} and listed.extracts_status(410)
+    assert settings_of(TAGRATIO_EXTRACT_STATUSES=[500]).extract_statuses == {500}
 
 
 def test_bad_algorithm_parameter_value_is_reported_by_the_algorithm() -> None:
