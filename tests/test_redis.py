@@ -270,7 +270,7 @@ def test_redis_stats_cost_at_most_one_round_trip_per_page(
     pages = len(ARTICLES) + len(OVERVIEWS)
     assert stats["response_received_count"] == pages
     assert stats["tagratio/pages_extracted"] == pages
-    kept, dropped = verdicts(site)
+    _, dropped = verdicts(site)
     assert stats["tagratio/items_annotated"] == pages  # overview items too, then dropped
     assert stats["tagratio/items_dropped"] == len(dropped)
     # Per page: one write of the counters at most (before batching: about ten).
