@@ -107,6 +107,7 @@ def extract(
         else 0.0,
         is_overview=verdict.is_overview,
         overview_score=verdict.score,
+        overview_verdict=verdict.verdict,
         overview_reasons=verdict.reasons,
         url=url,
         block_scores=labelling.block_scores,
