@@ -122,6 +122,7 @@ def extract(
         else 0.0,
         is_overview=verdict.is_overview,
         overview_score=verdict.score,
+        overview_verdict=verdict.verdict,
         overview_reasons=verdict.reasons,
         url=url,
         template_chars=template_chars,

@@ -26,7 +26,9 @@ A response flows downloader middleware -> callback -> spider middleware -> pipel
 
 Stats are integers (scrapy-redis's ``RedisStatsCollector`` adds them up in Redis):
 
-* ``tagratio/pages_extracted``, ``tagratio/overview_pages``, ``tagratio/pages_ignored``;
+* ``tagratio/pages_extracted``, ``tagratio/overview_pages``, ``tagratio/pages_ignored``,
+  ``tagratio/overview_uncertain`` (pages between the overview detector's two thresholds:
+  items kept, ``overview_verdict`` "uncertain" in their scores);
 * ``tagratio/items_annotated``, ``tagratio/items_with_error``, ``tagratio/items_dropped``,
   ``tagratio/items_unannotated`` (declared item class without the fields);
 * ``tagratio/skipped/<why>``: ``non_html``, ``disabled`` (per request), ``http_<status>``
@@ -161,6 +163,8 @@ def record_outcome(stats: StatsBatch, outcome: Outcome, url: str | None) -> None
         stats.max_value("tagratio/extraction_time_max_us", outcome.elapsed_us)
         if extraction.is_overview:
             stats.inc_value("tagratio/overview_pages")
+        elif extraction.overview_verdict == "uncertain":
+            stats.inc_value("tagratio/overview_uncertain")
         if extraction.template_chars:
             stats.inc_value("tagratio/site_memory/pages_discounted")
             stats.inc_value("tagratio/site_memory/template_chars", extraction.template_chars)

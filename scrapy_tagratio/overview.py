@@ -3,53 +3,55 @@ listing (it lists or teases other pages), or a page with one main text?
 
 The baseline is TextSweeper's test (Lang et al. 2012, end of section 3): a page whose
 extracted content has a *net text length* (text minus link text) below a minimum is an
-overview page. It depends on the extraction: an extractor that keeps teaser summaries
-passes a listing, one that misses half an article rejects it. The paper points at better
-evidence without using it together; this module measures it on the page itself, from the
-node table, the ``<head>`` and the URL, in one or two milliseconds and without a second
-parse:
+overview page. It depends on the extraction and calls every short article an overview
+page. This module measures evidence on the page itself, from the node table, the
+``<head>`` and the URL, without a second parse, and in any language:
 
-* **link share**: the share of the page's text inside links;
-* **teasers**: repeated sibling blocks (same parent, same tag, at least 3) each holding
-  one to three headline-long links, and of those the ones with a short text beside the
-  link; the size of the largest such group; headings that hold a link; the number of
-  distinct article-like link targets (a path with a slug, a long number or ``.html``);
-* **article body**: text is cut into layout blocks (the nearest block-level element of
-  each piece of text) and blocks into *runs* at every block that is mostly link text (a
-  headline link, a menu, a "read more"): an article is one long run of long paragraphs,
-  a listing many short runs, one per teaser. Measured: the long paragraphs in the
-  longest run, that run's share of the page's non-link text, and the largest set of
-  long paragraphs under one parent; also whether the ``<title>`` contains the first
-  ``<h1>`` (an article's title repeats its headline; a listing's ``<h1>`` is the site's
-  name or missing);
-* **the page's own signals**: ``og:type``, JSON-LD ``@type`` and microdata
-  ``itemtype`` (``NewsArticle``, ``BlogPosting``... against ``CollectionPage``,
-  ``ItemList``, ``SearchResultsPage``, ``Blog``), a published-time meta, ``rel=next`` /
-  ``rel=prev`` pagination;
-* **URL shape**, when the URL is known: a home page (no path), a listing (``/tag/``,
-  ``/category/``, ``/page/2``, ``?page=3``...), an article (a slug with several hyphens,
-  a long number, a date path).
+* **teasers** (:func:`teaser_evidence`, on :mod:`~scrapy_tagratio.structure`): repeated
+  sibling items whose headline links lead to distinct pages, short (a story with its
+  comments is no teaser); comment threads (author, time, reply link and a prose body) are
+  told apart and are no teasers. Measured: teasers with a summary, headings holding a
+  teaser link, the teasers' share of the page's text and of the extraction's main
+  content (a listing's main content is teasers; an article's is its body, whatever rail
+  sits beside it);
+* **prose**: text cut into layout blocks and blocks into runs at every block that is
+  mostly link text: long paragraphs in the longest run, its share of the page's text,
+  the largest set of long paragraphs under one parent, long paragraphs in the main
+  content and outside every teaser and comment; whether the ``<title>`` repeats the
+  first ``<h1>``. A listing has many items, not few characters: a short article has
+  little prose but no teasers either;
+* **the page's declarations**: ``og:type``, JSON-LD ``@type`` and microdata
+  ``itemtype`` (``NewsArticle``... against ``CollectionPage``, ``ItemList``...), a
+  published-time meta, ``rel=next``/``prev``;
+* **URL shape**, when known: a home page, a listing (``/tag/``, ``/page/2``...), an
+  article (a slug, a long number, a date path).
 
 Lengths are counted in characters times a *text scale*: about 3 on Chinese, Japanese and
-Korean pages, whose characters carry about three times what a Latin letter does, 1
-elsewhere; no word list of any language is needed except the URL's listing words
-(``tag``, ``category``, ``page``...), which are the vocabulary of web software, not of
-the page's language.
+Korean pages, 1 elsewhere; no word list of any language is needed except the URL's
+listing words, which are the vocabulary of web software.
 
-The combined score is a logistic model over a subset of these features (those that
-helped in site-grouped cross-validation). Its constants below were fitted on the 346
-labelled pages of ``overview-dev`` by ``benchmarks/overview.py --fit`` (scikit-learn,
-standardised features, L2 penalty C = 0.1); rerun it to refit. The script also measures
-each kind of evidence alone and the combination with the sites split across folds.
+The combined score is a logistic model (:class:`OverviewModel`) read from the model file
+``models/overview.json``, which ``python -m benchmarks.overview --fit`` writes: fitted on
+every page of the development pool (``benchmarks/protocol.py``), its probability
+calibrated there, its two thresholds chosen on held-out folds so that few content pages
+are dropped. A page at or above the drop threshold is ``"overview"`` (its items are
+dropped), between the two ``"uncertain"`` (kept and tagged), else ``"content"``. The
+declarations and the URL weigh as learned but are never decisive alone: a page is only
+dropped if its structure alone scores at least the uncertain threshold, and never
+without teasers (:meth:`OverviewModel.judge`).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
-from typing import Any
+from dataclasses import dataclass, field, fields
+from functools import cache, cached_property
+from pathlib import Path
+from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit
 
 import numpy as np
@@ -57,18 +59,25 @@ import numpy as np
 from .algorithms.base import (
     HEADING_TAGS,
     Labelling,
+    bad_parameter,
     check_choice,
     check_range,
 )
 from .document import Document, NodeTable
+from .errors import ExtractionError
+from .structure import find_structures
 
 __all__ = [
     "FEATURES",
-    "MODEL_FEATURES",
+    "MODEL_FILE",
+    "MODEL_FORMAT",
     "OverviewDetector",
+    "OverviewModel",
     "OverviewVerdict",
     "PageEvidence",
+    "Verdict",
     "page_evidence",
+    "shipped_model",
     "text_scale",
     "url_shape",
 ]
@@ -79,13 +88,10 @@ _DENSE_SCRIPT = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaf
 HEADLINE_LINK = 20
 #: A layout block of this much non-link text (scaled characters) is a long paragraph.
 LONG_PARAGRAPH = 100
-#: Teaser blocks: at most this much text (scaled characters) and 1-3 headline links ...
+#: A teaser holds at most this much text (scaled characters).
 TEASER_MAX_LENGTH = 1500
-TEASER_MAX_LINKS = 3
-#: ... with at least this much non-link text beside the link to count as "with summary".
+#: A teaser with at least this much non-link text (scaled characters) has a summary.
 TEASER_SUMMARY = 40
-#: Siblings needed to call a repeated structure a teaser group.
-TEASER_GROUP = 3
 
 #: schema.org types that declare one article (JSON-LD ``@type``, microdata ``itemtype``).
 ARTICLE_TYPES = frozenset(
@@ -95,14 +101,14 @@ ARTICLE_TYPES = frozenset(
         "ReviewNewsArticle", "LiveBlogPosting", "TechArticle", "ScholarlyArticle",
         "SocialMediaPosting", "Report", "SatiricalArticle", "DiscussionForumPosting",
     }
-)
+)  # fmt: skip
 #: schema.org types that declare one item that is not an article (a product, an event...).
 ITEM_TYPES = frozenset(
     {
         "Product", "Recipe", "Event", "Movie", "QAPage", "JobPosting", "Course", "Book",
         "Review", "MusicRecording", "VideoObject",
     }
-)
+)  # fmt: skip
 #: schema.org types that declare a listing.
 LISTING_TYPES = frozenset({"CollectionPage", "ItemList", "SearchResultsPage", "Blog"})
 _JSONLD_TYPE = re.compile(r'"@type"\s*:\s*\[?\s*"([^"]+)"')
@@ -116,7 +122,7 @@ _LISTING_SEGMENTS = frozenset(
         "topics", "archive", "archives", "author", "authors", "search", "page", "paged",
         "list", "forum", "forums", "board", "date", "events", "collection", "shop",
     }
-)
+)  # fmt: skip
 _LISTING_KEYS = frozenset({"cat", "tag", "category", "s", "q", "query", "search"})
 _PAGE_KEYS = frozenset({"page", "paged", "p", "pg", "start", "offset"})
 _PAGINATED_PATH = re.compile(r"(?:^|/)page/\d+|/p\d+$|index\d+\.html?$|list_\d+_\d+", re.I)
@@ -171,18 +177,30 @@ def url_shape(url: str | None) -> str:
 
 
 @dataclass(frozen=True)
-class PageEvidence:
-    """What the page says about itself, before any weighting (lengths in scaled
-    characters, see :func:`text_scale`)."""
+class TeaserEvidence:
+    """The repeated structures of a page and what the extraction kept of them (see
+    :func:`teaser_evidence`)."""
 
-    net_text_length: int  # of the extraction: content minus link characters
-    text_scale: float
-    link_share: float
     teasers: int
     summary_teasers: int
     largest_teaser_group: int
     heading_links: int
-    article_links: int
+    teaser_share: float
+    comment_items: int
+    comment_share: float
+    main_teaser_share: float
+    main_prose: int
+    free_prose: float
+
+
+@dataclass(frozen=True)
+class PageEvidence(TeaserEvidence):
+    """What the page says about itself, before any weighting (lengths in scaled
+    characters, see :func:`text_scale`): its teasers and the rest."""
+
+    net_text_length: int  # of the extraction: content minus link characters
+    text_scale: float
+    link_share: float
     prose_paragraphs: int
     prose_share: float
     prose_block: float
@@ -194,6 +212,13 @@ class PageEvidence:
     published_time: bool
     paginated: bool
     url_shape: str
+    total_length: float  # all text of the page, scaled characters
+    main_link_share: float  # link characters of the extraction's content, as a share
+
+    @property
+    def prose_block_share(self) -> float:
+        """The largest block of long paragraphs as a share of the page's text."""
+        return min(1.0, self.prose_block / self.total_length) if self.total_length else 0.0
 
     def features(self, min_net_text_length: int) -> dict[str, float]:
         """The model's inputs: counts on a log scale, flags as 0/1, the net text length
@@ -207,7 +232,14 @@ class PageEvidence:
             "summary_teasers": log1p(self.summary_teasers),
             "largest_teaser_group": log1p(self.largest_teaser_group),
             "heading_links": log1p(self.heading_links),
-            "article_links": log1p(self.article_links),
+            "teaser_share": self.teaser_share,
+            "comment_items": log1p(self.comment_items),
+            "comment_share": self.comment_share,
+            "main_teaser_share": self.main_teaser_share,
+            "main_link_share": self.main_link_share,
+            "main_prose": log1p(self.main_prose),
+            "free_prose": log1p(self.free_prose),
+            "prose_block_share": self.prose_block_share,
             "prose_paragraphs": log1p(self.prose_paragraphs),
             "prose_share": self.prose_share,
             "prose_block": log1p(self.prose_block),
@@ -224,67 +256,72 @@ class PageEvidence:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data["prose_block_share"] = self.prose_block_share
+        return data
 
 
 #: Names of :meth:`PageEvidence.features`, in order.
 FEATURES = (
     "net_text", "link_share", "teasers", "summary_teasers", "largest_teaser_group",
-    "heading_links", "article_links", "prose_paragraphs", "prose_share", "prose_block",
+    "heading_links", "teaser_share", "comment_items", "comment_share",
+    "main_teaser_share", "main_link_share", "main_prose", "free_prose", "prose_block_share",
+    "prose_paragraphs", "prose_share", "prose_block",
     "title_repeats_heading", "declares_article", "declares_item", "declares_listing",
     "og_website", "published_time", "paginated", "url_home", "url_listing", "url_article",
 )  # fmt: skip
 
 
-def _teaser_counts(
-    document: Document, scale: float, is_anchor: np.ndarray
-) -> tuple[int, int, int, int, int]:
-    """Teaser blocks, those with a summary, the largest group, headings with a link and
-    distinct article-like link targets."""
+def teaser_evidence(document: Document, labelling: Labelling, scale: float) -> TeaserEvidence:
+    """Teaser lists and comment threads (:func:`~scrapy_tagratio.structure.find_structures`:
+    repeated siblings whose headlines lead to distinct pages, against repeated siblings
+    with an author/time/reply part and a prose body) and where they sit.
+
+    A listing has many teasers and they hold much of its text; an article's teasers are a
+    rail beside its body, and its comments are no teasers at all. The extraction's main
+    content says which is the page's main block: a listing's main content is teasers, an
+    article's is long paragraphs outside any teaser (``main_teaser_share``, ``main_prose``).
+    """
     nodes = document.nodes
-    headline = is_anchor & (nodes.chars * scale >= HEADLINE_LINK)
-    headlines_inside = nodes.subtree_sum(headline.astype(np.int64))
-    item = (
-        nodes.is_block
-        & (headlines_inside >= 1)
-        & (headlines_inside <= TEASER_MAX_LINKS)
-        & (nodes.chars * scale <= TEASER_MAX_LENGTH)
+    found = find_structures(document)
+    # A teaser is short: an item holding a whole story and its comments is no teaser.
+    short = found.teaser_items & (nodes.chars * scale <= TEASER_MAX_LENGTH)
+    teaser_items = np.flatnonzero(short)
+    teaser = nodes.with_descendants(short)
+    unlinked = (nodes.chars - nodes.link_chars) * scale
+    total = float(nodes.chars[0]) if len(nodes) else 0.0
+    groups = found.group[teaser_items]
+    is_anchor = nodes.tag_mask(("a",))
+    heading_links = nodes.tag_mask(HEADING_TAGS) & teaser
+    heading_links &= nodes.subtree_sum(is_anchor) > 0
+    content = labelling.content_nodes
+    if content is None:  # an algorithm without a node mask: the whole page
+        content = np.ones(len(nodes), dtype=bool)
+    content_chars = float(nodes.own_chars[content].sum())
+    owner = nodes.block
+    block_text = np.bincount(
+        owner, weights=(nodes.own_chars - nodes.own_link_chars) * content, minlength=len(nodes)
     )
-    items = np.flatnonzero(item)
-    teasers = summaries = largest = 0
-    if items.size:
-        node_codes, codes = nodes.tag_codes
-        key = nodes.parent[items].astype(np.int64) * len(codes) + node_codes[items]
-        _, group, size = np.unique(key, return_inverse=True, return_counts=True)
-        grouped = size[group] >= TEASER_GROUP
-        summary = (nodes.chars[items] - nodes.link_chars[items]) * scale >= TEASER_SUMMARY
-        teasers = int(grouped.sum())
-        summaries = int((grouped & summary).sum())
-        largest = int(size.max()) if teasers else 0
-    is_heading = nodes.tag_mask(HEADING_TAGS)
-    heading_links = int((is_heading & (nodes.subtree_sum(is_anchor.astype(np.int64)) > 0)).sum())
-    targets = set(map(document.href, np.flatnonzero(headline).tolist()))
-    article_links = sum(1 for href in targets if href and _looks_like_article_link(href))
-    return teasers, summaries, largest, heading_links, article_links
-
-
-_LINK_PATH = re.compile(r"^(?:[a-zA-Z][\w+.-]*:)?(?://[^/?#]*)?([^?#]*)")
-_LONG_NUMBER_IN_LINK = re.compile(r"\d{4,}")
-
-
-def _looks_like_article_link(href: str) -> bool:
-    """A link target with a path of two or more segments whose last one is a slug (two
-    or more hyphens/underscores), carries a long number, or ends in ``.html``."""
-    match = _LINK_PATH.match(href)
-    path = match.group(1) if match else ""
-    segments = [s for s in path.split("/") if s]
-    if len(segments) < 2:
-        return False
-    last = segments[-1]
-    return (
-        len(_SLUG_SEPARATOR.findall(last)) >= 2
-        or _LONG_NUMBER_IN_LINK.search(path) is not None
-        or last.endswith((".html", ".htm", ".shtml"))
+    outside = ~teaser & ~found.comment
+    prose = (block_text * scale >= LONG_PARAGRAPH) & outside
+    page_text = (
+        np.bincount(owner, weights=nodes.own_chars - nodes.own_link_chars, minlength=len(nodes))
+        * scale
+    )
+    free = np.where((page_text >= LONG_PARAGRAPH) & outside, page_text, 0.0)
+    return TeaserEvidence(
+        teasers=int(teaser_items.size),
+        summary_teasers=int((unlinked[teaser_items] >= TEASER_SUMMARY).sum()),
+        largest_teaser_group=int(np.bincount(groups).max()) if groups.size else 0,
+        heading_links=int(heading_links.sum()),
+        teaser_share=float(nodes.own_chars[teaser].sum()) / total if total else 0.0,
+        comment_items=int(found.comment_items.sum()),
+        comment_share=float(nodes.own_chars[found.comment].sum()) / total if total else 0.0,
+        main_teaser_share=float(nodes.own_chars[content & teaser].sum()) / content_chars
+        if content_chars
+        else 0.0,
+        main_prose=int(prose.sum()),
+        free_prose=float(free.sum()),
     )
 
 
@@ -358,21 +395,14 @@ def page_evidence(document: Document, labelling: Labelling) -> PageEvidence:
     nodes = document.nodes
     scale = text_scale(document)
     total = int(nodes.chars[0]) if len(nodes) else 0
-    is_anchor = nodes.tag_mask(frozenset({"a"}))
-    teasers, summaries, largest, heading_links, article_links = _teaser_counts(
-        document, scale, is_anchor
-    )
+    teasers = teaser_evidence(document, labelling, scale)
     paragraphs, share, block = _prose(nodes, scale) if total else (0, 0.0, 0.0)
     article, item, listing, website, published, paginated = _page_signals(document)
     return PageEvidence(
         net_text_length=labelling.content_chars - labelling.link_chars,
         text_scale=scale,
         link_share=int(nodes.link_chars[0]) / total if total else 0.0,
-        teasers=teasers,
-        summary_teasers=summaries,
-        largest_teaser_group=largest,
-        heading_links=heading_links,
-        article_links=article_links,
+        **dataclasses.asdict(teasers),
         prose_paragraphs=paragraphs,
         prose_share=share,
         prose_block=block,
@@ -384,33 +414,12 @@ def page_evidence(document: Document, labelling: Labelling) -> PageEvidence:
         published_time=published,
         paginated=paginated,
         url_shape=url_shape(document.url),
+        total_length=total * scale,
+        main_link_share=labelling.link_chars / labelling.content_chars
+        if labelling.content_chars
+        else 0.0,
     )
 
-
-# The combined model, printed by ``python -m benchmarks.overview --fit``: scikit-learn's
-# LogisticRegression (C=0.1) on the standardised features of the 346 pages of overview-dev
-# (overview against article/other), net text from the default algorithm's extraction.
-# score = sigmoid(INTERCEPT + sum(WEIGHTS * (x - MEANS) / SCALES)). The same feature set,
-# refitted on 4/5 of the sites and tested on the other 1/5 (5 shuffles), scored accuracy
-# 0.958 with the URL (0.942 without), article pages called overview 1.6% (1.5%).
-MODEL_FEATURES = (
-    "net_text", "summary_teasers", "heading_links", "prose_paragraphs", "prose_share",
-    "prose_block", "title_repeats_heading", "declares_article", "declares_listing",
-    "published_time", "url_home", "url_listing", "url_article",
-)  # fmt: skip
-MEANS = np.array(
-    [1.25722, 1.11643, 1.50117, 1.60271, 0.317692, 6.65388, 0.395954, 0.50578, 0.0722543,
-     0.283237, 0.205202, 0.127168, 0.445087]
-)
-SCALES = np.array(
-    [1.59088, 1.27326, 1.40633, 1.04616, 0.270253, 2.11192, 0.489055, 0.499967, 0.258909,
-     0.450571, 0.403849, 0.333161, 0.496975]
-)
-WEIGHTS = np.array(
-    [-0.240403, 0.498654, 0.360427, -0.421649, -0.579092, -0.448268, -0.345026, -0.556817,
-     0.311155, -0.316382, 0.629342, 0.377137, -0.746887]
-)
-INTERCEPT = -0.611155
 
 #: Features that are flags (0/1): absent is their neutral value.
 FLAGS = frozenset(
@@ -418,11 +427,145 @@ FLAGS = frozenset(
         "title_repeats_heading", "declares_article", "declares_item", "declares_listing",
         "og_website", "published_time", "paginated", "url_home", "url_listing", "url_article",
     }
-)
-# Reasons explain a score from a reference page, average in every measured quantity and
-# without any flag: the same score, but a verdict names what a page has, not what it lacks.
-_REFERENCE = np.where([name in FLAGS for name in MODEL_FEATURES], 0.0, MEANS)
-_REFERENCE_LOGIT = INTERCEPT + float((WEIGHTS * (_REFERENCE - MEANS) / SCALES).sum())
+)  # fmt: skip
+#: The page's declarations and its URL: evidence, never decisive alone (see
+#: :meth:`OverviewModel.judge`).
+SIGNALS = frozenset(
+    {
+        "declares_article", "declares_item", "declares_listing", "og_website",
+        "published_time", "paginated", "url_home", "url_listing", "url_article",
+    }
+)  # fmt: skip
+#: The shipped model, written by ``python -m benchmarks.overview --fit``.
+MODEL_FILE = Path(__file__).parent / "models" / "overview.json"
+#: Version of the model file's layout (a file of another version is refused).
+MODEL_FORMAT = 1
+
+
+@dataclass(frozen=True, eq=False)
+class OverviewModel:
+    """A logistic model over named :class:`PageEvidence` features and its two thresholds.
+
+    ``score = sigmoid(intercept + sum(weights * (x - means) / scales))``, a probability
+    calibrated on the training pages; ``threshold`` (drop) and ``uncertain_threshold``
+    were chosen on the validation protocol (``benchmarks/overview.py``). ``metadata``
+    carries the training fingerprint and the validation figures, for people.
+    """
+
+    features: tuple[str, ...]
+    means: np.ndarray
+    scales: np.ndarray
+    weights: np.ndarray
+    intercept: float
+    threshold: float
+    uncertain_threshold: float
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.features) - set(FEATURES))
+        if unknown:
+            raise ExtractionError(f"the overview model uses unknown features {unknown}")
+        if not (len(self.features) == len(self.means) == len(self.scales) == len(self.weights)):
+            raise ExtractionError("the overview model's arrays do not match its feature names")
+        if not 0.0 <= self.uncertain_threshold <= self.threshold <= 1.0:
+            raise ExtractionError(
+                f"the overview model's thresholds must satisfy 0 <= uncertain "
+                f"({self.uncertain_threshold}) <= drop ({self.threshold}) <= 1"
+            )
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> OverviewModel:
+        if data.get("format") != MODEL_FORMAT:
+            raise ExtractionError(
+                f"overview model format {data.get('format')!r}; this version reads {MODEL_FORMAT}"
+            )
+        return cls(
+            features=tuple(data["features"]),
+            means=np.asarray(data["means"], dtype=np.float64),
+            scales=np.asarray(data["scales"], dtype=np.float64),
+            weights=np.asarray(data["weights"], dtype=np.float64),
+            intercept=float(data["intercept"]),
+            threshold=float(data["threshold"]),
+            uncertain_threshold=float(data["uncertain_threshold"]),
+            metadata=dict(data.get("metadata", {})),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": MODEL_FORMAT,
+            "features": list(self.features),
+            "means": self.means.tolist(),
+            "scales": self.scales.tolist(),
+            "weights": self.weights.tolist(),
+            "intercept": self.intercept,
+            "threshold": self.threshold,
+            "uncertain_threshold": self.uncertain_threshold,
+            "metadata": dict(self.metadata),
+        }
+
+    @classmethod
+    def load(cls, path: Path = MODEL_FILE) -> OverviewModel:
+        with open(path, encoding="utf-8") as handle:
+            return cls.from_dict(json.load(handle))
+
+    @cached_property
+    def _reference(self) -> np.ndarray:
+        # Reasons explain a score from a reference page, average in every measured quantity
+        # and without any flag: a verdict names what a page has, not what it lacks.
+        return np.where([name in FLAGS for name in self.features], 0.0, self.means)
+
+    def vector(self, evidence: PageEvidence, min_net_text_length: int) -> np.ndarray:
+        values = evidence.features(min_net_text_length)
+        return np.array([values[name] for name in self.features])
+
+    def contributions(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        """The logit of the reference page and each feature's move away from it (their
+        sum is the logit of ``x``; ``x`` may be one row or a matrix of rows)."""
+        base = self.intercept + float(
+            (self.weights * (self._reference - self.means) / self.scales).sum()
+        )
+        return base, self.weights * (x - self._reference) / self.scales
+
+    def probability(self, x: np.ndarray) -> np.ndarray:
+        """The calibrated probability that each row of ``x`` is an overview page."""
+        logit = self.intercept + ((x - self.means) / self.scales) @ self.weights
+        return 1.0 / (1.0 + np.exp(-logit))
+
+    @cached_property
+    def _signals(self) -> np.ndarray:
+        return np.array([name in SIGNALS for name in self.features])
+
+    def judge(
+        self, x: np.ndarray, drop: float | None = None, uncertain: float | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Per row of ``x``: the probability and the verdict code (2 overview, 1 uncertain,
+        0 content) at the thresholds given (the model's by default).
+
+        The page's declarations and URL (:data:`SIGNALS`) are evidence, never decisive
+        alone: a page is called overview only if its structure alone (those features at
+        their neutral value, absent) scores at least the uncertain threshold. And a
+        listing has many items, not few characters: a page without any teaser structure
+        (``teaser_share`` 0) is never called overview, however little prose it has. A
+        page over the drop threshold that fails either test is uncertain.
+        """
+        drop = self.threshold if drop is None else drop
+        uncertain = min(self.uncertain_threshold, drop) if uncertain is None else uncertain
+        score = self.probability(x)
+        structure = self.probability(np.where(self._signals, self._reference, x))
+        code = (score >= uncertain).astype(np.int8)
+        listing = (score >= drop) & (structure >= uncertain)
+        if "teaser_share" in self.features:
+            listing &= x[..., self.features.index("teaser_share")] > 0
+        code[listing] = 2
+        return score, code
+
+
+@cache
+def shipped_model() -> OverviewModel:
+    """The model file that ships with the package (read once)."""
+    return OverviewModel.load()
+
+
 #: How many reasons a verdict gives (the largest contributions to its score).
 REASONS = 4
 #: How each feature reads in a verdict's reasons.
@@ -433,10 +576,17 @@ _REASONS: Mapping[str, str] = {
     "summary_teasers": "{summary_teasers} teasers with a summary",
     "largest_teaser_group": "largest teaser group {largest_teaser_group}",
     "heading_links": "{heading_links} headings with a link",
-    "article_links": "{article_links} distinct article-like links",
     "prose_paragraphs": "{prose_paragraphs} long paragraphs in one run",
     "prose_share": "longest prose run holds {prose_share:.0%} of the text",
     "prose_block": "largest block of long paragraphs {prose_block:.0f} chars",
+    "teaser_share": "teasers hold {teaser_share:.0%} of the text",
+    "comment_items": "{comment_items} comments",
+    "comment_share": "comments hold {comment_share:.0%} of the text",
+    "main_teaser_share": "teasers hold {main_teaser_share:.0%} of the main content",
+    "main_link_share": "links hold {main_link_share:.0%} of the main content",
+    "main_prose": "{main_prose} long paragraphs in the main content",
+    "free_prose": "{free_prose:.0f} chars of long paragraphs outside teasers and comments",
+    "prose_block_share": "largest block of long paragraphs: {prose_block_share:.0%} of the text",
     "title_repeats_heading": "the title repeats the h1",
     "declares_article": "declares an article (og:type, schema.org)",
     "declares_item": "declares a single item (og:type, schema.org)",
@@ -450,38 +600,83 @@ _REASONS: Mapping[str, str] = {
 }
 
 
+#: The three verdicts: drop the page's items, keep them tagged, keep them.
+Verdict = Literal["overview", "uncertain", "content"]
+#: The verdicts by code (0 content, 1 uncertain, 2 overview).
+VERDICTS: tuple[Verdict, Verdict, Verdict] = ("content", "uncertain", "overview")
+
+
 @dataclass(frozen=True)
 class OverviewVerdict:
-    """The detector's answer: the label, a score in [0, 1] (>= the detector's threshold
-    means overview) and the evidence behind it, strongest first."""
+    """The detector's answer: the verdict, a calibrated probability that the page is an
+    overview page, and what moved it towards the verdict, strongest first.
+
+    ``verdict`` is ``"overview"`` at or above the detector's threshold (a spider's items
+    are dropped), ``"uncertain"`` at or above its uncertain threshold (items kept and
+    tagged), else ``"content"``.
+    """
 
     is_overview: bool
     score: float
     reasons: tuple[str, ...]
+    verdict: Verdict = "content"
 
 
 @dataclass(frozen=True)
 class OverviewDetector:
     """Decides whether a page is an overview page.
 
-    ``evidence="combined"`` (default) scores the page with the logistic model over
-    :data:`MODEL_FEATURES`; ``evidence="net-text"`` is TextSweeper's test alone: overview
-    when the extraction's net text length is below ``min_net_text_length`` (its score,
-    ``1 / (1 + ((net + 1) / min_net_text_length)^2)``, crosses 0.5 there).
+    ``evidence="combined"`` (default) scores the page with :class:`OverviewModel` (the
+    shipped model file unless ``model`` is given); ``evidence="net-text"`` is
+    TextSweeper's test alone: overview when the extraction's net text length is below
+    ``min_net_text_length`` (its score, ``1 / (1 + ((net + 1) / min_net_text_length)^2)``,
+    crosses 0.5 there). ``threshold`` and ``uncertain_threshold`` default to the model's
+    (0.5 for both with ``"net-text"``).
     """
 
     #: Net text length (content minus link characters of the extraction) that TextSweeper's
     #: test requires of an article; in the combined model, the pivot of that evidence.
     min_net_text_length: int = 500
-    #: Scores at or above this are overview pages.
-    threshold: float = 0.5
+    #: Scores at or above this are overview pages (None: the model's).
+    threshold: float | None = None
+    #: Scores at or above this and below ``threshold`` are uncertain (None: the model's,
+    #: lowered to ``threshold`` when that is given lower).
+    uncertain_threshold: float | None = None
     #: ``"combined"`` or ``"net-text"``.
     evidence: str = "combined"
+    #: The combined model (None: the shipped model file).
+    model: OverviewModel | None = None
 
     def __post_init__(self) -> None:
         check_range("min_net_text_length", self.min_net_text_length, 1, integer=True)
-        check_range("threshold", self.threshold, 0.0, 1.0)
+        for name in ("threshold", "uncertain_threshold"):
+            if getattr(self, name) is not None:
+                check_range(name, getattr(self, name), 0.0, 1.0)
         check_choice("evidence", self.evidence, ("combined", "net-text"))
+        drop, uncertain = self.thresholds
+        if self.uncertain_threshold is not None and uncertain > drop:
+            raise bad_parameter(
+                f"parameter 'uncertain_threshold' ({uncertain}) must not exceed "
+                f"'threshold' ({drop})"
+            )
+
+    @property
+    def thresholds(self) -> tuple[float, float]:
+        """(drop threshold, uncertain threshold) in effect."""
+        if self.evidence == "net-text":
+            default_drop, default_uncertain = 0.5, 0.5
+        else:
+            model = self.model or shipped_model()
+            default_drop, default_uncertain = model.threshold, model.uncertain_threshold
+        drop = default_drop if self.threshold is None else self.threshold
+        if self.uncertain_threshold is not None:
+            return drop, self.uncertain_threshold
+        return drop, min(default_uncertain, drop)
+
+    def _verdict(self, score: float, reasons: tuple[str, ...]) -> OverviewVerdict:
+        drop, uncertain = self.thresholds
+        code = 2 if score >= drop else 1 if score >= uncertain else 0
+        return OverviewVerdict(code == 2, score, reasons, VERDICTS[code])
 
     def detect(self, document: Document, labelling: Labelling) -> OverviewVerdict:
         """The verdict for one page, given the labelling of whichever algorithm ran.
@@ -495,21 +690,30 @@ class OverviewDetector:
         if self.evidence == "net-text":
             net = labelling.content_chars - labelling.link_chars
             score = 1.0 / (1.0 + ((max(net, 0) + 1) / self.min_net_text_length) ** 2)
-            return OverviewVerdict(
-                score >= self.threshold,
-                score,
-                (f"net text length {net} (minimum {self.min_net_text_length})",),
+            return self._verdict(
+                score, (f"net text length {net} (minimum {self.min_net_text_length})",)
             )
+        model = self.model or shipped_model()
         evidence = page_evidence(document, labelling)
-        values = evidence.features(self.min_net_text_length)
-        x = np.array([values[name] for name in MODEL_FEATURES])
-        contributions = WEIGHTS * (x - _REFERENCE) / SCALES
-        score = 1.0 / (1.0 + math.exp(-(_REFERENCE_LOGIT + float(contributions.sum()))))
-        details = evidence.to_dict()
-        reasons = tuple(
-            f"{_REASONS[MODEL_FEATURES[i]].format(**details)} "
-            f"({'overview' if contributions[i] > 0 else 'article'} {contributions[i]:+.2f})"
-            for i in np.argsort(-np.abs(contributions))[:REASONS].tolist()
-            if contributions[i] != 0
-        )
-        return OverviewVerdict(score >= self.threshold, score, reasons)
+        x = model.vector(evidence, self.min_net_text_length)
+        scores, codes = model.judge(x[None, :], *self.thresholds)
+        verdict = VERDICTS[int(codes[0])]
+        reasons = explain(model, evidence, model.contributions(x)[1], verdict)
+        return OverviewVerdict(verdict == "overview", float(scores[0]), reasons, verdict)
+
+
+def explain(
+    model: OverviewModel, evidence: PageEvidence, contributions: np.ndarray, verdict: Verdict
+) -> tuple[str, ...]:
+    """What moved the score towards ``verdict`` (towards overview for "overview" and
+    "uncertain", towards article for "content"): at most :data:`REASONS` features, the
+    largest contribution first."""
+    towards = -1.0 if verdict == "content" else 1.0
+    order = np.argsort(-towards * contributions, kind="stable")[:REASONS].tolist()
+    details = evidence.to_dict()
+    return tuple(
+        f"{_REASONS[model.features[i]].format(**details)} "
+        f"({'overview' if contributions[i] > 0 else 'article'} {contributions[i]:+.2f})"
+        for i in order
+        if towards * contributions[i] > 0
+    )

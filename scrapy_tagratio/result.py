@@ -103,9 +103,11 @@ class Extraction:
             overview figure).
         link_density: share of the kept characters that are link text.
         is_overview: whether the page is an overview page (home page, section front,
-            listing) rather than an article.
-        overview_score: the overview detector's score in [0, 1] (>= its threshold means
-            overview).
+            listing) rather than an article: its items are dropped.
+        overview_score: the overview detector's calibrated probability that the page is
+            an overview page, in [0, 1].
+        overview_verdict: ``"overview"`` (``is_overview``), ``"uncertain"`` (between the
+            detector's two thresholds: items kept and tagged) or ``"content"``.
         overview_reasons: the evidence behind ``overview_score``, most important first.
         url: the page's URL, if known.
         template_chars: characters of content left out because they recur on other pages
@@ -125,6 +127,7 @@ class Extraction:
     link_density: float = 0.0
     is_overview: bool = False
     overview_score: float = 0.0
+    overview_verdict: str = "content"
     overview_reasons: tuple[str, ...] = ()
     url: str | None = None
     template_chars: int = 0
@@ -146,6 +149,7 @@ class Extraction:
             "link_density": round(float(self.link_density), 6),
             "is_overview": bool(self.is_overview),
             "overview_score": round(float(self.overview_score), 6),
+            "overview_verdict": self.overview_verdict,
             "overview_reasons": list(self.overview_reasons),
             "template_chars": int(self.template_chars),
         }

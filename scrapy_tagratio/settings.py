@@ -18,8 +18,10 @@ TAGRATIO_OVERVIEW_ACTION       "drop"         drop: drop items of overview pages
                                               the scores); ignore: ``IgnoreRequest`` for
                                               overview pages; off: no overview detection
 TAGRATIO_MIN_NET_TEXT_LENGTH   detector's     overview threshold on net text length (chars)
-TAGRATIO_OVERVIEW_THRESHOLD    detector's     overview score (0..1) from which a page is an
-                                              overview page
+TAGRATIO_OVERVIEW_THRESHOLD    model file's   overview probability (0..1) from which a page
+                                              is an overview page (its items dropped)
+TAGRATIO_OVERVIEW_UNCERTAIN_   model file's   probability (0..1, at most the threshold) from
+THRESHOLD                                     which a page is "uncertain": items kept, tagged
 TAGRATIO_OVERVIEW_EVIDENCE     "combined"     combined: the detector's full model; net-text:
                                               TextSweeper's net text length test alone
 TAGRATIO_TEXT_FIELD            "main_text"    item field for the main text ("": none)
@@ -93,6 +95,7 @@ DEFAULTS: Mapping[str, Any] = {
     "TAGRATIO_OVERVIEW_ACTION": "drop",
     "TAGRATIO_MIN_NET_TEXT_LENGTH": None,
     "TAGRATIO_OVERVIEW_THRESHOLD": None,
+    "TAGRATIO_OVERVIEW_UNCERTAIN_THRESHOLD": None,
     "TAGRATIO_OVERVIEW_EVIDENCE": "combined",
     "TAGRATIO_TEXT_FIELD": "main_text",
     "TAGRATIO_SCORES_FIELD": "tagratio",
@@ -228,8 +231,9 @@ def _params(name: str, value: Any) -> dict[str, Any]:
 
 
 def _detector(raw: Mapping[str, Any]) -> OverviewDetector:
-    """The overview detector the TAGRATIO_MIN_NET_TEXT_LENGTH, _OVERVIEW_THRESHOLD and
-    _OVERVIEW_EVIDENCE settings describe (None: the detector's default)."""
+    """The overview detector the TAGRATIO_MIN_NET_TEXT_LENGTH, _OVERVIEW_THRESHOLD,
+    _OVERVIEW_UNCERTAIN_THRESHOLD and _OVERVIEW_EVIDENCE settings describe (None: the
+    detector's default, from the model file)."""
     options: dict[str, Any] = {
         "evidence": _choice(
             "TAGRATIO_OVERVIEW_EVIDENCE",
@@ -241,19 +245,24 @@ def _detector(raw: Mapping[str, Any]) -> OverviewDetector:
         options["min_net_text_length"] = _count(
             "TAGRATIO_MIN_NET_TEXT_LENGTH", raw["TAGRATIO_MIN_NET_TEXT_LENGTH"]
         )
-    if raw["TAGRATIO_OVERVIEW_THRESHOLD"] is not None:
-        threshold = _number(
-            "TAGRATIO_OVERVIEW_THRESHOLD", raw["TAGRATIO_OVERVIEW_THRESHOLD"], integer=False
-        )
-        if threshold > 1:
-            raise SettingsError(
-                f"TAGRATIO_OVERVIEW_THRESHOLD must be a number from 0 to 1; got {threshold!r}"
-            )
-        options["threshold"] = threshold
+    for name, option in (
+        ("TAGRATIO_OVERVIEW_THRESHOLD", "threshold"),
+        ("TAGRATIO_OVERVIEW_UNCERTAIN_THRESHOLD", "uncertain_threshold"),
+    ):
+        if raw[name] is not None:
+            value = _number(name, raw[name], integer=False)
+            if value > 1:
+                raise SettingsError(f"{name} must be a number from 0 to 1; got {value!r}")
+            options[option] = value
     try:
         return OverviewDetector(**options)
-    except ExtractionError as exc:  # min_net_text_length below the detector's minimum
-        raise SettingsError(f"TAGRATIO_MIN_NET_TEXT_LENGTH: {exc}") from None
+    except ExtractionError as exc:  # a minimum below 1, or uncertain above the threshold
+        name = (
+            "TAGRATIO_OVERVIEW_UNCERTAIN_THRESHOLD"
+            if "uncertain_threshold" in str(exc)
+            else "TAGRATIO_MIN_NET_TEXT_LENGTH"
+        )
+        raise SettingsError(f"{name}: {exc}") from None
 
 
 def _site_memory_options(raw: Mapping[str, Any]) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import json
 import re
 from pathlib import Path
 
@@ -19,12 +20,11 @@ from scrapy_tagratio.algorithms.base import Labelling
 from scrapy_tagratio.document import Document
 from scrapy_tagratio.overview import (
     FEATURES,
-    MEANS,
-    MODEL_FEATURES,
-    SCALES,
-    WEIGHTS,
+    MODEL_FILE,
+    MODEL_FORMAT,
     PageEvidence,
     page_evidence,
+    shipped_model,
     text_scale,
     url_shape,
 )
@@ -128,15 +128,41 @@ def test_net_text_baseline_on_hand_written_pages() -> None:
 def test_teaser_evidence_front_page_against_article_with_related_box() -> None:
     front = evidence_of(front_page())
     assert front.teasers == 12 and front.summary_teasers == 12
-    assert front.largest_teaser_group == 12
-    assert front.heading_links == 12 and front.article_links == 12
+    assert front.largest_teaser_group == 12 and front.heading_links == 12
+    site = len("Harbour Times")
+    assert front.teaser_share == pytest.approx(12 * (34 + 50) / (site + 12 * (34 + 50)))
+    # The extraction keeps the teasers (and at most the site's name besides).
+    assert front.main_teaser_share > 0.95
+    assert front.free_prose == 0 and front.main_prose == 0
     article = evidence_of(article_page())
     # The related box: 4 list items with a headline link each, no summary, no heading.
     assert article.teasers == 4 and article.summary_teasers == 0
-    assert article.largest_teaser_group == 4
-    assert article.heading_links == 0 and article.article_links == 4
+    assert article.largest_teaser_group == 4 and article.heading_links == 0
+    total = site + 43 + 6 * 238 + len("Related") + 4 * 34
+    assert article.teaser_share == pytest.approx(4 * 34 / total)
+    assert article.main_teaser_share == 0.0
+    # The body's six paragraphs, outside any teaser, in the main content.
+    assert article.free_prose == 6 * 238 and article.main_prose == 6
     # Two teasers are not a repeated structure.
     assert evidence_of(front_page(items=2)).teasers == 0
+
+
+def test_comment_thread_is_no_teaser_list() -> None:
+    """Comments repeat author link, time, permalink anchor and a prose body: counted as
+    comments, not teasers, and their prose is not the article's."""
+    comment = (
+        '<li class="c"><a href="https://example.org/~user{n}">A reader called {n}</a> '
+        '<time>May 1</time> <a href="#comment-{n}">#</a>'
+        "<p>I think the swim was remarkable and the cold water makes it even more so, "
+        "well done to the teacher and the club who timed it so carefully. {n}</p></li>"
+    )
+    thread = "<ul>" + "".join(comment.format(n=n) for n in range(10)) + "</ul>"
+    page = article_page().replace("</article>", f"</article><section>{thread}</section>")
+    evidence = evidence_of(page)
+    assert evidence.comment_items == 10 and evidence.comment_share > 0.3
+    assert evidence.teasers == 4  # the related box only
+    assert evidence.free_prose == 6 * 238  # the body, not the comments
+    assert not extract(page).is_overview
 
 
 def test_link_share() -> None:
@@ -205,7 +231,9 @@ def test_page_signals(head: str, field: str) -> None:
 
 
 def test_microdata_and_rel_next_in_the_body() -> None:
-    page = article_page().replace("<article>", '<article itemscope itemtype="https://schema.org/BlogPosting/">')
+    page = article_page().replace(
+        "<article>", '<article itemscope itemtype="https://schema.org/BlogPosting/">'
+    )
     assert evidence_of(page).declares_article
     paged = front_page().replace("</main>", '</main><a rel="next nofollow" href="?page=2">Next</a>')
     assert evidence_of(paged).paginated
@@ -272,29 +300,109 @@ def test_verdicts_and_reasons() -> None:
         assert len(weights) == len(reasons)
         assert weights == sorted(weights, key=abs, reverse=True)  # strongest first
         assert reasons[0].split("(")[-1].startswith(side)
-    assert any("teasers with a summary" in r for r in front.overview_reasons)
+    assert any("teasers hold" in r for r in front.overview_reasons)
 
 
 def test_score_is_the_logistic_model() -> None:
-    """The score is sigmoid(intercept + weights . standardised features): recompute it."""
-    from scrapy_tagratio.overview import INTERCEPT
-
+    """The score is sigmoid(intercept + weights . standardised features) of the model
+    file: recompute it from the file's numbers."""
+    data = json.loads(MODEL_FILE.read_text(encoding="utf-8"))
     document = Document.from_input(front_page())
     labelled = get_algorithm(DEFAULT_ALGORITHM)().run(document)
     values = page_evidence(document, labelled).features(500)
-    x = np.array([values[name] for name in MODEL_FEATURES])
-    expected = 1 / (1 + np.exp(-(INTERCEPT + WEIGHTS @ ((x - MEANS) / SCALES))))
+    x = np.array([values[name] for name in data["features"]])
+    z = data["intercept"] + np.dot(data["weights"], (x - data["means"]) / np.array(data["scales"]))
+    expected = 1 / (1 + np.exp(-z))
     assert OverviewDetector().detect(document, labelled).score == pytest.approx(expected)
-    assert set(MODEL_FEATURES) <= set(FEATURES)
+
+
+def test_uncertain_band_between_the_two_thresholds() -> None:
+    document = Document.from_input(front_page())
+    labelled = get_algorithm(DEFAULT_ALGORITHM)().run(document)
+    score = OverviewDetector().detect(document, labelled).score
+    above = float(np.nextafter(score, 2.0))
+    assert above <= 1.0
+    for drop, uncertain, verdict in (
+        (score, score, "overview"),
+        (above, score, "uncertain"),
+        (above, above, "content"),
+    ):
+        result = OverviewDetector(threshold=drop, uncertain_threshold=uncertain).detect(
+            document, labelled
+        )
+        assert result.verdict == verdict and result.is_overview == (verdict == "overview")
+    with pytest.raises(ExtractionError, match="uncertain_threshold"):
+        OverviewDetector(threshold=0.4, uncertain_threshold=0.6)
+
+
+def test_url_and_declarations_are_never_decisive_alone() -> None:
+    """An article whose URL is a home page scores higher than without URL; a drop
+    threshold under that score but an uncertain threshold above what the page's structure
+    alone scores makes it uncertain, not overview."""
+    page = article_page()
+    home = extract(page, url="https://example.com/").overview_score
+    structure = extract(page).overview_score  # no URL, no declarations
+    assert structure < home
+    middle = (structure + home) / 2
+    tagged = extract(
+        page,
+        url="https://example.com/",
+        overview=OverviewDetector(threshold=home, uncertain_threshold=middle),
+    )
+    assert tagged.overview_verdict == "uncertain" and not tagged.is_overview
+    dropped = extract(
+        page,
+        url="https://example.com/",
+        overview=OverviewDetector(threshold=home, uncertain_threshold=structure),
+    )
+    assert dropped.overview_verdict == "overview" and dropped.is_overview
+
+
+@pytest.mark.parametrize("url", [None, "https://example.com/", "https://example.com/p/3"])
+def test_pages_without_teasers_are_never_dropped(url: str | None) -> None:
+    """A listing has many items, not few characters: a search engine's home page (a form
+    and two links) and a picture post (a caption) have no teasers and keep their items,
+    whatever their URL."""
+    search = (
+        "<html><head><title>Search</title></head><body><form><input name=q>"
+        "<button>Search</button></form><a href=/about>About</a> <a href=/privacy>Privacy</a>"
+        "</body></html>"
+    )
+    picture = (
+        "<html><head><title>Sunset over the harbour</title></head><body><header>"
+        "<a href=/>Harbour Times</a></header><article><h1>Sunset over the harbour</h1>"
+        "<img src=a.jpg><p>The sun set over the harbour last night, seen from the quay.</p>"
+        "</article><footer><a href=/about>About us</a></footer></body></html>"
+    )
+    for page in (search, picture):
+        assert evidence_of(page, url).teaser_share == 0
+        assert not extract(page, url=url).is_overview
+
+
+def test_model_file_matches_the_feature_code() -> None:
+    """The shipped file names features the code computes, in the code's order, with one
+    number of each kind per feature, and thresholds in order."""
+    data = json.loads(MODEL_FILE.read_text(encoding="utf-8"))
+    names = data["features"]
+    assert data["format"] == MODEL_FORMAT
+    assert list(evidence_of(article_page()).features(500)) == list(FEATURES)
+    assert len(set(names)) == len(names) and names == [n for n in FEATURES if n in names]
+    assert len(data["means"]) == len(data["scales"]) == len(data["weights"]) == len(names)
+    assert all(scale > 0 for scale in data["scales"])
+    assert 0.0 <= data["uncertain_threshold"] <= data["threshold"] <= 1.0
+    model = shipped_model()
+    assert model.features == tuple(names) and model.threshold == data["threshold"]
 
 
 def test_threshold_and_min_net_text_length_settings() -> None:
     document = Document.from_input(article_page())
     labelled = get_algorithm(DEFAULT_ALGORITHM)().run(document)
     assert OverviewDetector(threshold=0.0).detect(document, labelled).is_overview
-    base = OverviewDetector().detect(document, labelled).score
+    net_text = OverviewDetector(evidence="net-text")
+    base = net_text.detect(document, labelled).score
     # A higher minimum makes the same net text weaker evidence of an article.
-    assert OverviewDetector(min_net_text_length=5000).detect(document, labelled).score > base
+    higher = OverviewDetector(evidence="net-text", min_net_text_length=5000)
+    assert higher.detect(document, labelled).score > base
 
 
 @pytest.mark.parametrize(
@@ -326,30 +434,56 @@ def overview_dev() -> Path:
 def test_real_pages_of_overview_dev() -> None:
     """The shipped detector on the 346 labelled pages, with and without their URLs.
 
-    Site-grouped cross-validation of the same model (benchmarks/overview.py) measured
-    accuracy 0.958 with the URL and 0.942 without, articles called overview 1.6% / 1.5%;
-    the shipped constants are fitted on these pages, so this checks the pipeline end to
-    end, against those figures minus a margin.
+    The model was fitted on these pages among the rest of the pool, so this is no
+    measurement of generalisation (``python -m benchmarks.overview`` is): it checks the
+    pipeline end to end against the protocol's held-out figures minus a margin, and that
+    a page called overview is called so for overview reasons only.
     """
     folder = overview_dev()
     with open(folder / "labels.csv", encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle))
     algorithm = get_algorithm(DEFAULT_ALGORITHM)()
     detector = OverviewDetector()
-    labels, with_url, without_url = [], [], []
+    labels, called = [], []
     for row in rows:
         with gzip.open(folder / row["file"]) as page:
             document = Document.from_input(page.read(), url=row["url"] or None)
         labelled = algorithm.run(document)
-        with_url.append(detector.detect(document, labelled).is_overview)
+        verdicts = [detector.detect(document, labelled)]
         document.url = None
-        without_url.append(detector.detect(document, labelled).is_overview)
+        verdicts.append(detector.detect(document, labelled))
+        for verdict in verdicts:
+            if verdict.is_overview:
+                assert verdict.reasons and all("(overview +" in r for r in verdict.reasons)
+        called.append([v.is_overview for v in verdicts])
         labels.append(row["label"])
     truth = np.array(labels) == "overview"
-    articles = np.array(labels) == "article"
-    for predicted, minimum in ((np.array(with_url), 0.94), (np.array(without_url), 0.925)):
-        assert (predicted == truth).mean() >= minimum
-        assert predicted[articles].mean() <= 0.02
+    for predicted in np.array(called).T:
+        assert predicted[~truth].mean() <= 0.01  # articles and others kept
+        assert predicted[truth].mean() >= 0.55  # most listings dropped
+
+
+FORUM_THREADS = (
+    "anglerboard.de-rute",
+    "juraforum.de-Wohngeld",
+    "katzen-forum.net-Pepe",
+    "villagersandheroes.com.forums.patchnotes",
+    "werkzeugforum.de-heizjacke",
+)
+
+
+@pytest.mark.parametrize("page_id", FORUM_THREADS)
+def test_forum_threads_are_kept(page_id: str) -> None:
+    """A forum thread is content (posts repeat author/time/reply, they are no teasers),
+    even where its URL has a listing word (``/forums/``): the URL alone never drops."""
+    from benchmarks import _data
+
+    if _data.benchmarks_dir() is None:
+        pytest.skip("trafilatura-eval not found: set TAGRATIO_BENCHMARKS or ../shared/benchmarks")
+    page = _data.load_page("trafilatura", page_id)
+    for url in (page.url, None):
+        result = extract(page.html, url=url)
+        assert not result.is_overview, (url, result.overview_score, result.overview_reasons)
 
 
 @pytest.mark.parametrize(

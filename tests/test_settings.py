@@ -44,6 +44,7 @@ def test_command_line_strings_are_parsed() -> None:
         TAGRATIO_ATTACH_BLOCKS="1",
         TAGRATIO_MIN_NET_TEXT_LENGTH="123",
         TAGRATIO_OVERVIEW_THRESHOLD="0.7",
+        TAGRATIO_OVERVIEW_UNCERTAIN_THRESHOLD="0.3",
         TAGRATIO_OVERVIEW_EVIDENCE="net-text",
     )
     assert s.enabled is False and s.workers == 2 and s.attach_blocks is True
@@ -51,8 +52,9 @@ def test_command_line_strings_are_parsed() -> None:
     assert s.max_bytes is None  # 0: no limit
     assert s.time_budget == 0.25
     assert s.detector == OverviewDetector(
-        min_net_text_length=123, threshold=0.7, evidence="net-text"
+        min_net_text_length=123, threshold=0.7, uncertain_threshold=0.3, evidence="net-text"
     )
+    assert s.detector.thresholds == (0.7, 0.3)
     assert s.options.time_budget == 0.25 and s.options.keep_blocks is True
 
 
@@ -76,6 +78,16 @@ ALL_ALGORITHMS = ", ".join(repr(name) for name in sorted(ALGORITHMS))
         ("TAGRATIO_MIN_NET_TEXT_LENGTH", 0, "TAGRATIO_MIN_NET_TEXT_LENGTH: parameter"),
         ("TAGRATIO_OVERVIEW_THRESHOLD", 1.5, "TAGRATIO_OVERVIEW_THRESHOLD must be a number from 0"),
         ("TAGRATIO_OVERVIEW_THRESHOLD", "high", "TAGRATIO_OVERVIEW_THRESHOLD must be a number"),
+        (
+            "TAGRATIO_OVERVIEW_UNCERTAIN_THRESHOLD",
+            -0.1,
+            "TAGRATIO_OVERVIEW_UNCERTAIN_THRESHOLD must be a number >= 0",
+        ),
+        (
+            "TAGRATIO_OVERVIEW_UNCERTAIN_THRESHOLD",
+            1.0,  # above the model's drop threshold
+            "TAGRATIO_OVERVIEW_UNCERTAIN_THRESHOLD: parameter 'uncertain_threshold' (1.0) must",
+        ),
         (
             "TAGRATIO_OVERVIEW_EVIDENCE",
             "links",
@@ -157,7 +169,7 @@ def test_per_request_overrides() -> None:
 
 LINK_LIST = (
     "<html><body><ul>"
-    + "".join(f'<li><a href="/p/{i}">Story number {i}</a></li>' for i in range(60))
+    + "".join(f'<li><a href="/p/{i}">Harbour story number {i} of today</a></li>' for i in range(60))
     + "</ul></body></html>"
 )
 
