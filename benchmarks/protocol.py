@@ -32,7 +32,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -93,6 +93,13 @@ class ProtocolPage:
     @property
     def is_overview(self) -> bool:
         return self.overview_label == "overview"
+
+
+class HasSite(Protocol):
+    """What the site-grouped folds read of a page."""
+
+    @property
+    def site(self) -> str: ...
 
 
 _WWW = re.compile(r"^www\d*\.")
@@ -194,7 +201,7 @@ def leave_one_set_out(
 
 
 def site_folds(
-    pages: Sequence[ProtocolPage],
+    pages: Sequence[HasSite],
     n_splits: int = 5,
     *,
     labels: np.ndarray | None = None,
@@ -214,7 +221,7 @@ def site_folds(
 
 
 def inner_folds(
-    pages: Sequence[ProtocolPage],
+    pages: Sequence[HasSite],
     train: np.ndarray,
     n_splits: int = 4,
     *,

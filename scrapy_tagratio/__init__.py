@@ -12,6 +12,7 @@ from .errors import ExtractionError
 from .metadata import Metadata
 from .overview import OverviewDetector, OverviewVerdict
 from .result import Block, Extraction
+from .site_memory import SiteMemory
 
 __all__ = [
     "ALGORITHMS",
@@ -23,6 +24,7 @@ __all__ = [
     "Metadata",
     "OverviewDetector",
     "OverviewVerdict",
+    "SiteMemory",
     "extract",
 ]
 __version__ = "0.1.0"

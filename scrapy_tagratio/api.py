@@ -13,6 +13,7 @@ from .formats import markdown_of
 from .metadata import read_metadata
 from .overview import OverviewDetector
 from .result import Extraction
+from .site_memory import SiteMemory, discount_template, page_fingerprints
 
 __all__ = ["extract"]
 
@@ -32,6 +33,7 @@ def extract(
     with_markdown: bool = False,
     metadata: bool = True,
     now: datetime | None = None,
+    site_memory: SiteMemory | None = None,
     **params: Any,
 ) -> Extraction:
     """Find the main content of one page.
@@ -57,6 +59,9 @@ def extract(
             headline, authors, dates, language, ...); False leaves ``metadata`` None and
             ``title`` the page's ``og:title``, ``<title>`` or first ``<h1>``.
         now: the crawl time: no publication date after it is taken (default: now).
+        site_memory: the crawl's memory of the sites' templates: blocks of this page seen
+            on other pages of its site (``url``'s) are left out of the content, and the
+            page's blocks are recorded for the pages to come. None: the page alone.
         **params: the algorithm's parameters (see ``python -m scrapy_tagratio algorithms``).
 
     Raises:
@@ -75,7 +80,17 @@ def extract(
     )
     labelling = runner.run(document)
     document.check_deadline("the extraction")
+    # The detector judges the page as the algorithm saw it: the same whether or not
+    # earlier pages of the site were seen.
     verdict = (overview or _DEFAULT_DETECTOR).detect(document, labelling)
+    template_chars = 0
+    if site_memory is not None and url is not None:
+        site = site_memory.site_of(url)
+        if site is not None and not site_memory.is_revisit(site, url):
+            blocks, fingerprints = page_fingerprints(document)
+            template = site_memory.template_blocks(site, document, blocks, fingerprints)
+            labelling, template_chars = discount_template(document, labelling, template)
+            site_memory.record(site, fingerprints, url)
     content = labelling.content_nodes
     found = (
         read_metadata(
@@ -110,6 +125,7 @@ def extract(
         overview_verdict=verdict.verdict,
         overview_reasons=verdict.reasons,
         url=url,
+        template_chars=template_chars,
         block_scores=labelling.block_scores,
     )
 

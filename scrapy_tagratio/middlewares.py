@@ -36,7 +36,9 @@ Stats are integers (scrapy-redis's ``RedisStatsCollector`` adds them up in Redis
 * ``tagratio/errors/<kind>``: ``not_html`` (binary served as HTML), ``extraction``,
   ``bad_settings`` (a bad per-request override), ``bad_source`` (pipeline),
   ``worker_crashed``, ``worker_timeout``, or the exception class of a bug;
-* ``tagratio/extraction_time_us`` (total) and ``tagratio/extraction_time_max_us``.
+* ``tagratio/extraction_time_us`` (total) and ``tagratio/extraction_time_max_us``;
+* ``tagratio/site_memory/pages_discounted`` and ``tagratio/site_memory/template_chars``:
+  pages from whose content the site memory took template blocks, and their characters.
 
 Under scrapy-redis's stats collector they are gathered and written at most once per
 response (:mod:`scrapy_tagratio.stats`).
@@ -61,6 +63,7 @@ from scrapy.utils.misc import load_object
 from .pool import SKIP_KINDS, ExtractionPool, Outcome
 from .result import Extraction
 from .settings import SettingsError, TagRatioSettings
+from .site_memory import SiteMemory
 from .startup import report_bad_settings, report_disabled
 from .stats import StatsBatch, batched_stats
 
@@ -94,16 +97,19 @@ SETTINGS_META = "tagratio_settings"
 
 
 class CrawlState:
-    """What the components of one crawl share: the extraction pool, the items the spider
-    middleware marked for the pipeline to drop, and the item classes already warned about.
+    """What the components of one crawl share: the extraction pool, the site memory, the
+    items the spider middleware marked for the pipeline to drop, and the item classes
+    already warned about.
 
     Marked items are held by ``id`` with the item itself (so the id cannot be reused
     while the mark lives) until the pipeline takes them; an overview item that a later
     spider middleware filters out keeps its mark until the crawl ends.
     """
 
-    def __init__(self, pool: ExtractionPool) -> None:
+    def __init__(self, pool: ExtractionPool, site_memory: SiteMemory | None) -> None:
         self.pool = pool
+        #: The crawl's memory of its sites' templates (None: TAGRATIO_SITE_MEMORY off).
+        self.site_memory = site_memory
         self.warned: set[type] = set()
         self._drops: dict[int, tuple[Any, str]] = {}
 
@@ -129,7 +135,8 @@ def crawl_state(crawler: Crawler, settings: TagRatioSettings) -> CrawlState:
             timeout=settings.worker_timeout,
             max_tasks_per_child=settings.worker_max_tasks,
         )
-        state = _STATES[crawler] = CrawlState(pool)
+        memory = settings.new_site_memory() if settings.site_memory else None
+        state = _STATES[crawler] = CrawlState(pool, memory)
         pool.start()
         crawler.signals.connect(pool.aclose, signal=signals.spider_closed, weak=False)
     return state
@@ -158,6 +165,9 @@ def record_outcome(stats: StatsBatch, outcome: Outcome, url: str | None) -> None
             stats.inc_value("tagratio/overview_pages")
         elif extraction.overview_verdict == "uncertain":
             stats.inc_value("tagratio/overview_uncertain")
+        if extraction.template_chars:
+            stats.inc_value("tagratio/site_memory/pages_discounted")
+            stats.inc_value("tagratio/site_memory/template_chars", extraction.template_chars)
         return
     kind = outcome.error_kind or "extraction"
     if kind in SKIP_KINDS:
@@ -326,7 +336,7 @@ class TagRatioDownloaderMiddleware:
         self.crawler = crawler
         self.settings = settings
         self.stats = stats_of(crawler)
-        self.pool = crawl_state(crawler, settings).pool
+        self.state = crawl_state(crawler, settings)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> TagRatioDownloaderMiddleware:
@@ -358,11 +368,12 @@ class TagRatioDownloaderMiddleware:
             stats.inc_value(f"tagratio/skipped/http_{response.status}")
             return response
         content_type = response.headers.get(b"Content-Type")
-        outcome = await self.pool.run(
+        outcome = await self.state.pool.run(
             response.body,
             url=response.url,
             content_type=content_type.decode("latin-1") if content_type else None,
             options=settings.options,
+            site_memory=self.state.site_memory if settings.site_memory else None,
         )
         record_outcome(stats, outcome, response.url)
         extraction = outcome.extraction

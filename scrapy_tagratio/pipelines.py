@@ -80,7 +80,11 @@ class TagRatioPipeline:
         url = url if isinstance(url, str) else None
         if isinstance(source, (bytes, str)):
             outcome = await self.state.pool.run(
-                source, url=url, content_type=None, options=settings.options
+                source,
+                url=url,
+                content_type=None,
+                options=settings.options,
+                site_memory=self.state.site_memory if settings.site_memory else None,
             )
         else:
             outcome = Outcome(

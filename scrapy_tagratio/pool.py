@@ -38,6 +38,7 @@ from .api import extract
 from .errors import ExtractionError
 from .overview import OverviewDetector
 from .result import Extraction
+from .site_memory import SiteMemory
 
 __all__ = ["SKIP_KINDS", "ExtractionOptions", "ExtractionPool", "Outcome", "run_extraction"]
 
@@ -80,6 +81,9 @@ class Outcome:
     error_kind: str | None = None
     error: str | None = None
     details: str | None = None
+    #: The page as the site memory recorded it (``SiteMemory.last_recorded``): what a
+    #: worker sends back for the crawl's memory.
+    site_record: tuple[str, Any, str | None] | None = None
 
     def error_record(self) -> dict[str, str]:
         """The JSON-ready error an item carries when the extraction failed."""
@@ -87,9 +91,15 @@ class Outcome:
 
 
 def run_extraction(
-    body: bytes | str, *, url: str | None, content_type: str | None, options: ExtractionOptions
+    body: bytes | str,
+    *,
+    url: str | None,
+    content_type: str | None,
+    options: ExtractionOptions,
+    site_memory: SiteMemory | None = None,
 ) -> Outcome:
-    """Extract one page under the resource limits of ``options``; never raises."""
+    """Extract one page under the resource limits of ``options`` (with the crawl's
+    ``site_memory``, or a worker's snapshot of it); never raises."""
     size = len(body)
     if options.max_bytes is not None and size > options.max_bytes:
         return Outcome(
@@ -109,6 +119,7 @@ def run_extraction(
             with_html=options.keep_html,
             with_markdown=options.keep_markdown,
             metadata=options.metadata,
+            site_memory=site_memory,
         )
     except ExtractionError as exc:
         elapsed = time.perf_counter() - start
@@ -125,7 +136,8 @@ def run_extraction(
     elapsed_us = _microseconds(time.perf_counter() - start)
     if not options.keep_blocks:
         extraction = dataclasses.replace(extraction, block_scores=None)
-    return Outcome(extraction, elapsed_us)
+    site_record = site_memory.last_recorded if site_memory is not None else None
+    return Outcome(extraction, elapsed_us, site_record=site_record)
 
 
 def _microseconds(seconds: float) -> int:
@@ -171,13 +183,25 @@ class ExtractionPool:
         url: str | None,
         content_type: str | None,
         options: ExtractionOptions,
+        site_memory: SiteMemory | None = None,
     ) -> Outcome:
-        """The :class:`Outcome` of one page; awaits a worker without blocking the reactor."""
+        """The :class:`Outcome` of one page; awaits a worker without blocking the reactor.
+
+        With ``site_memory`` a worker gets a snapshot of the page's site and sends back
+        the page as it recorded it, which goes into ``site_memory`` here."""
         if not self.workers:
-            return run_extraction(body, url=url, content_type=content_type, options=options)
+            return run_extraction(
+                body, url=url, content_type=content_type, options=options, site_memory=site_memory
+            )
         self.start()
         assert self._dispatcher is not None
-        return await _wait(self._dispatcher.submit((body, url, content_type, options)))
+        snapshot = site_memory.snapshot(url) if site_memory is not None else None
+        outcome: Outcome = await _wait(
+            self._dispatcher.submit((body, url, content_type, options, snapshot))
+        )
+        if site_memory is not None and outcome.site_record is not None:
+            site_memory.record(*outcome.site_record)
+        return outcome
 
     def close(self) -> None:
         """Stop the worker processes and wait for them (scripts and tests)."""
@@ -194,7 +218,7 @@ class ExtractionPool:
 
 
 # ---------------------------------------------------------------------- worker processes
-_Task = tuple[bytes | str, str | None, str | None, ExtractionOptions]
+_Task = tuple[bytes | str, str | None, str | None, ExtractionOptions, SiteMemory | None]
 
 
 def _worker_main(conn: Connection) -> None:
@@ -209,8 +233,16 @@ def _worker_main(conn: Connection) -> None:
     with contextlib.suppress(EOFError, OSError):
         conn.send(os.getpid())
         while (task := conn.recv()) is not None:
-            body, url, content_type, options = task
-            conn.send(run_extraction(body, url=url, content_type=content_type, options=options))
+            body, url, content_type, options, site_memory = task
+            conn.send(
+                run_extraction(
+                    body,
+                    url=url,
+                    content_type=content_type,
+                    options=options,
+                    site_memory=site_memory,
+                )
+            )
 
 
 @dataclass

@@ -32,6 +32,8 @@ class Block:
     is_content: bool
     text_length: int
     tag: str | None = None
+    #: The block recurs on other pages of the site (:mod:`.site_memory`): template.
+    is_template: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -41,31 +43,35 @@ class Block:
             "is_content": self.is_content,
             "text_length": self.text_length,
             "tag": self.tag,
+            "is_template": self.is_template,
         }
 
 
 @dataclass(frozen=True, eq=False)
 class BlockScores:
     """Per-block arrays, aligned: score, content label, text length and (for DOM
-    methods) the tag name of each block."""
+    methods) the tag name of each block and, with a site memory, whether it is template."""
 
     kind: BlockKind
     scores: np.ndarray
     labels: np.ndarray
     text_lengths: np.ndarray
     tags: tuple[str, ...] | None = None
+    template: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.scores.shape[0])
 
     def blocks(self) -> tuple[Block, ...]:
         tags = self.tags or (None,) * len(self)
+        template = self.template.tolist() if self.template is not None else [False] * len(self)
         rows = zip(
             self.scores.tolist(), self.labels.tolist(), self.text_lengths.tolist(), tags,
-            strict=True,
+            template, strict=True,
         )
         return tuple(
-            Block(self.kind, i, float(s), bool(c), int(n), t) for i, (s, c, n, t) in enumerate(rows)
+            Block(self.kind, i, float(s), bool(c), int(n), t, bool(m))
+            for i, (s, c, n, t, m) in enumerate(rows)
         )
 
 
@@ -104,6 +110,8 @@ class Extraction:
             detector's two thresholds: items kept and tagged) or ``"content"``.
         overview_reasons: the evidence behind ``overview_score``, most important first.
         url: the page's URL, if known.
+        template_chars: characters of content left out because they recur on other pages
+            of the site (with a site memory, see :mod:`.site_memory`).
     """
 
     text: str
@@ -122,6 +130,7 @@ class Extraction:
     overview_verdict: str = "content"
     overview_reasons: tuple[str, ...] = ()
     url: str | None = None
+    template_chars: int = 0
     block_scores: BlockScores | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -142,6 +151,7 @@ class Extraction:
             "overview_score": round(float(self.overview_score), 6),
             "overview_verdict": self.overview_verdict,
             "overview_reasons": list(self.overview_reasons),
+            "template_chars": int(self.template_chars),
         }
 
     def to_dict(self, *, blocks: bool = True, html: bool = True) -> dict[str, Any]:

@@ -41,6 +41,14 @@ TAGRATIO_TIME_BUDGET           5.0            seconds per page before it is skip
 TAGRATIO_EXTRACT_STATUSES      []             HTTP statuses extracted besides 2xx
 TAGRATIO_WORKER_TIMEOUT        30.0           seconds before a worker is killed (0: never)
 TAGRATIO_WORKER_MAX_TASKS      1000           pages a worker extracts before it is replaced
+TAGRATIO_SITE_MEMORY           True           learn each site's template during the crawl and
+                                              leave it out of the content (SiteMemory)
+TAGRATIO_SITE_MEMORY_SCOPE     "host"         host: a site is a host; domain: a registrable
+                                              domain (news.example.com = example.com)
+TAGRATIO_SITE_MEMORY_MIN_PAGES fitted         other pages of the site a block must be seen
+                                              on to be template
+TAGRATIO_SITE_MEMORY_MAX_SITES 2000           sites remembered (least recently used go)
+TAGRATIO_SITE_MEMORY_ENTRIES   4096           block fingerprints remembered per site
 =============================  =============  ===============================================
 """
 
@@ -60,6 +68,7 @@ from .document import Document
 from .errors import ExtractionError
 from .overview import OverviewDetector, OverviewVerdict
 from .pool import ExtractionOptions
+from .site_memory import SiteMemory
 
 __all__ = [
     "DEFAULTS",
@@ -103,14 +112,24 @@ DEFAULTS: Mapping[str, Any] = {
     "TAGRATIO_EXTRACT_STATUSES": (),
     "TAGRATIO_WORKER_TIMEOUT": 30.0,
     "TAGRATIO_WORKER_MAX_TASKS": 1000,
+    "TAGRATIO_SITE_MEMORY": True,
+    "TAGRATIO_SITE_MEMORY_SCOPE": "host",
+    "TAGRATIO_SITE_MEMORY_MIN_PAGES": None,
+    "TAGRATIO_SITE_MEMORY_MAX_SITES": 2000,
+    "TAGRATIO_SITE_MEMORY_ENTRIES": 4096,
 }
-#: Settings a request may override in ``meta["tagratio_settings"]`` (the worker pool and
-#: the pipeline's source field belong to the whole crawl).
+#: Settings a request may override in ``meta["tagratio_settings"]`` (the worker pool, the
+#: site memory's shape and the pipeline's source field belong to the whole crawl; a request
+#: may leave the site memory out with TAGRATIO_SITE_MEMORY).
 PER_REQUEST = frozenset(DEFAULTS) - {
     "TAGRATIO_WORKERS",
     "TAGRATIO_WORKER_TIMEOUT",
     "TAGRATIO_WORKER_MAX_TASKS",
     "TAGRATIO_SOURCE_FIELD",
+    "TAGRATIO_SITE_MEMORY_SCOPE",
+    "TAGRATIO_SITE_MEMORY_MIN_PAGES",
+    "TAGRATIO_SITE_MEMORY_MAX_SITES",
+    "TAGRATIO_SITE_MEMORY_ENTRIES",
 }
 
 
@@ -192,9 +211,7 @@ def _status(code: Any) -> int:
 
 def _choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
     if value not in choices:
-        raise SettingsError(
-            f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}"
-        )
+        raise SettingsError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
     return str(value)
 
 
@@ -204,8 +221,7 @@ def _params(name: str, value: Any) -> dict[str, Any]:
             value = json.loads(value) if value.strip() else {}
         except json.JSONDecodeError:
             raise SettingsError(
-                f"{name} must be a dict (or a JSON object) of algorithm parameters; "
-                f"got {value!r}"
+                f"{name} must be a dict (or a JSON object) of algorithm parameters; got {value!r}"
             ) from None
     if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
         raise SettingsError(
@@ -220,7 +236,8 @@ def _detector(raw: Mapping[str, Any]) -> OverviewDetector:
     detector's default, from the model file)."""
     options: dict[str, Any] = {
         "evidence": _choice(
-            "TAGRATIO_OVERVIEW_EVIDENCE", raw["TAGRATIO_OVERVIEW_EVIDENCE"],
+            "TAGRATIO_OVERVIEW_EVIDENCE",
+            raw["TAGRATIO_OVERVIEW_EVIDENCE"],
             ("combined", "net-text"),
         )
     }
@@ -246,6 +263,35 @@ def _detector(raw: Mapping[str, Any]) -> OverviewDetector:
             else "TAGRATIO_MIN_NET_TEXT_LENGTH"
         )
         raise SettingsError(f"{name}: {exc}") from None
+
+
+def _site_memory_options(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """The SiteMemory arguments of the TAGRATIO_SITE_MEMORY_* settings, checked by building
+    one (None for the minimum of pages: the fitted default)."""
+    options: dict[str, Any] = {
+        "scope": _choice(
+            "TAGRATIO_SITE_MEMORY_SCOPE", raw["TAGRATIO_SITE_MEMORY_SCOPE"], ("host", "domain")
+        ),
+        "max_sites": _count(
+            "TAGRATIO_SITE_MEMORY_MAX_SITES", raw["TAGRATIO_SITE_MEMORY_MAX_SITES"]
+        ),
+        "max_entries": _count("TAGRATIO_SITE_MEMORY_ENTRIES", raw["TAGRATIO_SITE_MEMORY_ENTRIES"]),
+    }
+    if raw["TAGRATIO_SITE_MEMORY_MIN_PAGES"] is not None:
+        options["min_pages"] = _count(
+            "TAGRATIO_SITE_MEMORY_MIN_PAGES", raw["TAGRATIO_SITE_MEMORY_MIN_PAGES"]
+        )
+    names = {
+        "min_pages": "TAGRATIO_SITE_MEMORY_MIN_PAGES",
+        "max_sites": "TAGRATIO_SITE_MEMORY_MAX_SITES",
+        "max_entries": "TAGRATIO_SITE_MEMORY_ENTRIES",
+    }
+    try:
+        SiteMemory(**options)
+    except ExtractionError as exc:  # a count below 1
+        name = next((names[key] for key in names if key in str(exc)), "TAGRATIO_SITE_MEMORY_*")
+        raise SettingsError(f"{name}: {exc}") from None
+    return options
 
 
 # ---------------------------------------------------------------------- overview "off"
@@ -282,6 +328,9 @@ class TagRatioSettings:
     extract_statuses: frozenset[int]
     worker_timeout: float | None
     worker_max_tasks: int | None
+    site_memory: bool
+    #: The arguments of the crawl's :class:`SiteMemory` (validated).
+    site_memory_options: Mapping[str, Any]
     #: The raw values these were validated from (what per-request overrides merge into).
     raw: Mapping[str, Any] = dataclasses.field(repr=False, compare=False)
 
@@ -338,6 +387,10 @@ class TagRatioSettings:
             (self.metadata_field or "") if self.metadata else "",
         )
         return tuple(field for field in fields if field)
+
+    def new_site_memory(self) -> SiteMemory:
+        """A new, empty memory as TAGRATIO_SITE_MEMORY_* describe it (one per crawl)."""
+        return SiteMemory(**self.site_memory_options)
 
     def extracts_status(self, status: int) -> bool:
         """Whether a response with this HTTP status is extracted (2xx, and the statuses
@@ -404,6 +457,8 @@ class TagRatioSettings:
             ),
             worker_max_tasks=_count("TAGRATIO_WORKER_MAX_TASKS", raw["TAGRATIO_WORKER_MAX_TASKS"])
             or None,
+            site_memory=_bool("TAGRATIO_SITE_MEMORY", raw["TAGRATIO_SITE_MEMORY"]),
+            site_memory_options=_site_memory_options(raw),
             raw=raw,
         )
 
@@ -414,4 +469,3 @@ def _reject_unknown(names: list[str], known: Mapping[str, Any] | frozenset[str],
         raise SettingsError(
             f"unknown {what} {', '.join(unknown)}; the {what}s are: {', '.join(sorted(known))}"
         )
-

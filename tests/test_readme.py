@@ -15,6 +15,7 @@ from conftest import REPO, python_env
 
 from scrapy_tagratio.overview import OverviewDetector
 from scrapy_tagratio.settings import DEFAULTS
+from scrapy_tagratio.site_memory import SiteMemory
 
 README = (REPO / "README.md").read_text()
 
@@ -47,6 +48,7 @@ def test_settings_table_matches_the_settings_module() -> None:
     detector_defaults = {
         "TAGRATIO_MIN_NET_TEXT_LENGTH": detector.min_net_text_length,
         "TAGRATIO_OVERVIEW_THRESHOLD": detector.threshold,
+        "TAGRATIO_SITE_MEMORY_MIN_PAGES": SiteMemory().min_pages,
     }
     for name, default in DEFAULTS.items():
         expected = detector_defaults.get(name, default)

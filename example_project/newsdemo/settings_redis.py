@@ -34,3 +34,8 @@ EXTENSIONS = {
     "scrapy.extensions.logstats.LogStats": None,
 }
 PEERS_IDLE_TIMEOUT = 10.0
+
+# The site memory (README.md, "Site memory") lives in each process: a page's text would
+# depend on which process happened to crawl the site's earlier pages. Off here, so every
+# page comes out the same whichever process extracts it.
+TAGRATIO_SITE_MEMORY = False

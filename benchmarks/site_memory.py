@@ -1,0 +1,372 @@
+"""Site memory (:mod:`scrapy_tagratio.site_memory`) on pages of the same sites.
+
+    python -m benchmarks.site_memory            # figures
+    python -m benchmarks.site_memory --fit      # also write scrapy_tagratio/models/site_memory.json
+
+Each set's pages are extracted site by site in sorted-id order, each page with the memory
+of the site's pages before it (as a crawl sees them), and scored by the set's rule (word
+4-gram F1; trafilatura-eval: its snippet F-score), with and without the memory. dragnet-dev
+has several pages per site (54 sites with 3 or more); the other sets have mostly one page
+per site and show that the memory does not harm pages it cannot help.
+
+The memory's constants (``min_pages``, ``long_block_chars``, ``max_seen_long_share``) are
+chosen inside the training folds: 5 folds of whole sites over all sets
+(:mod:`benchmarks.protocol`); each fold's sites are scored with the constants that gave the
+best mean of the sets' figures on the other folds. Printed:
+
+* per set, the figure alone and with memory (held out as above), and for dragnet-dev on
+  the sites with 3 or more pages;
+* dragnet-dev by position within the site (the cold start: a site's first page has no
+  memory), and with every other page of the site known in advance: what holding a site's
+  first pages until more were seen can reach;
+* the time of ``extract`` with and without memory, interleaved on the same pages;
+* the memory's size after a synthetic crawl of 100,000 pages from 1,000 sites.
+
+``--fit`` writes the constants chosen on all pages, with the figures, to the model file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import itertools
+import json
+import statistics
+import time
+import tracemalloc
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from scrapy_tagratio import extract
+from scrapy_tagratio.algorithms import DEFAULT_ALGORITHM, get_algorithm
+from scrapy_tagratio.document import Document
+from scrapy_tagratio.site_memory import (
+    MODEL_PATH,
+    SiteMemory,
+    discount_template,
+    page_fingerprints,
+)
+
+from . import _data, protocol
+from .metrics import (
+    ShingleCounts,
+    SnippetCounts,
+    score_snippets,
+    shingle_counts,
+    summarise_shingles,
+)
+
+#: The constants tried: blocks seen on at least this many other pages are template ...
+MIN_PAGES = (1, 2, 3)
+#: ... one page more for blocks of at least this many characters ...
+LONG_BLOCK_CHARS = (200, 400, 100_000)
+#: ... and none on a page more than this share of whose long blocks were seen before. The
+#: guard is always on: the development sets hold no article crawled under two URLs, which a
+#: real crawl meets (tracking parameters, print and AMP versions), and without it such a
+#: copy would lose its text.
+MAX_SEEN_LONG_SHARES = (0.5, 0.7, 0.9)
+GRID = tuple(itertools.product(MIN_PAGES, LONG_BLOCK_CHARS, MAX_SEEN_LONG_SHARES))
+Constants = tuple[int, int, float]
+#: The sets, each page scored by its set's rule; dragnet-dev has several pages per site.
+SETS = ("dragnet", "fundus", "readability", "cleaneval", "trafilatura")
+Score = ShingleCounts | SnippetCounts
+
+
+def _memory(constants: Constants) -> SiteMemory:
+    min_pages, long_block_chars, max_seen_long_share = constants
+    return SiteMemory(
+        min_pages=min_pages,
+        long_block_chars=long_block_chars,
+        max_seen_long_share=max_seen_long_share,
+    )
+
+
+@dataclass(frozen=True)
+class PageResult:
+    dataset: str
+    site: str  # "<dataset>/<host>": sites never span sets
+    position: int  # within the site, from 0
+    site_pages: int
+    alone: Score
+    with_memory: dict[Constants, Score]  # each memory knowing the site's earlier pages
+
+
+def _score(page: _data.Page, dataset: str, text: str) -> Score:
+    if dataset == "trafilatura":
+        return score_snippets(text, page.gold["with"], page.gold["without"])
+    return shingle_counts(page.gold["body"], text)
+
+
+def set_f1(dataset: str, scores: Sequence[Score]) -> float:
+    """The set's own figure: snippet F-score (trafilatura-eval), else word 4-gram F1."""
+    if dataset == "trafilatura":
+        return sum(scores[1:], scores[0]).f_score  # type: ignore[arg-type, union-attr]
+    return summarise_shingles(scores)[2]  # type: ignore[arg-type]
+
+
+def sites(dataset: str) -> dict[str, list[str]]:
+    """Page ids by site (``"<dataset>/<host>"``), sorted."""
+    gold = _data.load_gold(dataset)
+    by_site: dict[str, list[str]] = defaultdict(list)
+    for page_id in sorted(gold):
+        host = gold[page_id].get("site") or protocol.site_of(gold[page_id].get("url"))
+        by_site[f"{dataset}/{host or page_id}"].append(page_id)
+    return by_site
+
+
+def run_set(dataset: str, algorithm: str, model: str | None = None) -> list[PageResult]:
+    """The set's pages site by site, in sorted-id order, alone and with each memory
+    (``model``: the default algorithm's model file for this set, ``{set}`` replaced)."""
+    params = {"model": model.format(set=dataset)} if model else {}
+    runner = get_algorithm(algorithm).with_params(**params)
+    results = []
+    for site, page_ids in sites(dataset).items():
+        memories = {constants: _memory(constants) for constants in GRID}
+        for position, page_id in enumerate(page_ids):
+            page = _data.load_page(dataset, page_id)
+            url = page.url or f"https://{site}/{page_id}"
+            document = Document.from_input(page.html, url=page.url)
+            labelling = runner.run(document)
+            blocks, prints = page_fingerprints(document)
+            scores = {}
+            for constants, memory in memories.items():
+                # As extract() does: a URL seen before (fundus-dev has one page captured
+                # twice) is neither discounted nor recorded again.
+                if memory.is_revisit(site, url):
+                    scores[constants] = _score(page, dataset, labelling.text)
+                    continue
+                template = memory.template_blocks(site, document, blocks, prints)
+                discounted, _ = discount_template(document, labelling, template)
+                scores[constants] = _score(page, dataset, discounted.text)
+                memory.record(site, prints, url)
+            results.append(
+                PageResult(
+                    dataset,
+                    site,
+                    position,
+                    len(page_ids),
+                    _score(page, dataset, labelling.text),
+                    scores,
+                )
+            )
+    return results
+
+
+def whole_site(constants: Constants, algorithm: str, model: str | None) -> list[Score]:
+    """dragnet-dev with every *other* page of the site known (what holding a site's first
+    pages until more were seen could reach), in the order of :func:`run_set`."""
+    params = {"model": model.format(set="dragnet")} if model else {}
+    runner = get_algorithm(algorithm).with_params(**params)
+    scores = []
+    for site, page_ids in sites("dragnet").items():
+        pages = [_data.load_page("dragnet", page_id) for page_id in page_ids]
+        prints = [page_fingerprints(Document.from_input(page.html))[1] for page in pages]
+        for index, page in enumerate(pages):
+            memory = _memory(constants)
+            for other, other_prints in enumerate(prints):
+                if other != index:
+                    memory.record(site, other_prints)
+            document = Document.from_input(page.html)
+            labelling = runner.run(document)
+            blocks, own = page_fingerprints(document)
+            template = memory.template_blocks(site, document, blocks, own)
+            discounted, _ = discount_template(document, labelling, template)
+            scores.append(_score(page, "dragnet", discounted.text))
+    return scores
+
+
+def objective(results: Sequence[PageResult], constants: Constants) -> float:
+    """Mean over the sets of each set's figure with these constants."""
+    return statistics.fmean(
+        set_f1(dataset, rows)
+        for dataset in SETS
+        if (rows := [r.with_memory[constants] for r in results if r.dataset == dataset])
+    )
+
+
+#: Constants within this much of the best objective count as tied; of those, the most
+#: cautious (removing least) is chosen.
+TIE = 0.001
+
+
+def choose(results: Sequence[PageResult]) -> Constants:
+    """The constants with the best mean of the sets' figures, or, of those within
+    :data:`TIE` of it, the most cautious: more pages needed, a lower bar for long blocks,
+    a lower share of seen long text before a page counts as a copy."""
+    scores = {constants: objective(results, constants) for constants in GRID}
+    best = max(scores.values())
+    tied = [constants for constants, score in scores.items() if score >= best - TIE]
+    return max(tied, key=lambda constants: (constants[0], -constants[1], -constants[2]))
+
+
+def nested(results: list[PageResult]) -> tuple[list[Score], list[Constants]]:
+    """Per page, its score with the constants chosen on the other folds' sites."""
+    held_out: list[Score | None] = [None] * len(results)
+    chosen = []
+    for train, test in protocol.site_folds(results, 5):
+        constants = choose([results[i] for i in train])
+        chosen.append(constants)
+        for i in test:
+            held_out[i] = results[i].with_memory[constants]
+    return [score for score in held_out if score is not None], chosen
+
+
+def timing(algorithm: str, limit: int) -> str:
+    """Mean ms/page of extract() alone and with a memory, interleaved, same pages."""
+    gold = _data.load_gold("dragnet")
+    ids = sorted(gold, key=lambda i: (gold[i]["site"], i))[:limit]
+    pages = [_data.load_page("dragnet", i).html for i in ids]
+    memory = SiteMemory()
+    alone, remembered = [], []
+    extract(pages[0], algorithm=algorithm)  # models and readers load once, untimed
+    for page_id, html in zip(ids, pages, strict=True):
+        url = f"https://{gold[page_id]['site']}/{page_id}"
+        for with_memory in (False, True) if len(alone) % 2 else (True, False):
+            start = time.perf_counter()
+            extract(
+                html,
+                algorithm=algorithm,
+                url=url,
+                with_html=False,
+                site_memory=memory if with_memory else None,
+            )
+            (remembered if with_memory else alone).append(time.perf_counter() - start)
+    a, m = statistics.fmean(alone) * 1e3, statistics.fmean(remembered) * 1e3
+    return f"  extract: {a:.2f} ms/page alone, {m:.2f} with memory: x{m / a:.3f} ({len(ids)} pages)"
+
+
+def memory_size(pages: int = 100_000, sites: int = 1_000, blocks: int = 300) -> str:
+    """Size of a memory after a synthetic crawl: each site has a template of 200 blocks,
+    each page 100 blocks of its own."""
+    rng = np.random.default_rng(0)
+    templates = rng.integers(0, 2**63, size=(sites, 200), dtype=np.uint64)
+    memory = SiteMemory()
+    tracemalloc.start()
+    start = time.perf_counter()
+    for page in range(pages):
+        site = page % sites
+        own = rng.integers(0, 2**63, size=blocks - 200, dtype=np.uint64)
+        memory.record(f"site{site}.example", np.concatenate((templates[site], own)))
+    seconds = time.perf_counter() - start
+    current, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return (
+        f"  synthetic crawl, {pages:,} pages of {sites:,} sites ({blocks} blocks a page): "
+        f"{memory.entries:,} entries, arrays {memory.nbytes / 2**20:.1f} MB, traced "
+        f"{current / 2**20:.1f} MB (peak {peak / 2**20:.1f} MB), "
+        f"{seconds / pages * 1e6:.0f} us a page to record"
+    )
+
+
+def report(
+    results: list[PageResult], algorithm: str, model: str | None, fit: bool, time_limit: int
+) -> None:
+    held_out, chosen = nested(results)
+    final = choose(results)
+    print(
+        f"{len(results)} pages of {len({r.site for r in results})} sites, algorithm "
+        f"{algorithm!r}; constants (min_pages, long_block_chars, max_seen_long_share) chosen "
+        f"per fold (5 folds of whole sites): {', '.join(map(str, chosen))}; "
+        f"on all pages: {final}"
+    )
+    ranked = sorted(GRID, key=lambda constants: -objective(results, constants))
+    print(
+        "best constants on all pages (mean of the sets' figures): "
+        + ", ".join(f"{constants} {objective(results, constants):.4f}" for constants in ranked[:4])
+    )
+    figures: dict[str, dict[str, float]] = {}
+    print("held-out figures (word 4-gram F1; trafilatura-eval: snippet F-score):")
+    for dataset in SETS:
+        for name, keep in (
+            ("", lambda r: True),
+            (", sites of 3+ pages", lambda r: r.site_pages >= 3),
+        ):
+            rows = [i for i, r in enumerate(results) if r.dataset == dataset and keep(r)]
+            if not rows or (name and dataset != "dragnet"):
+                continue
+            alone = set_f1(dataset, [results[i].alone for i in rows])
+            remembered = set_f1(dataset, [held_out[i] for i in rows])
+            figures[dataset + name] = {
+                "pages": len(rows),
+                "alone": round(alone, 4),
+                "with_memory": round(remembered, 4),
+            }
+            multi = sum(results[i].site_pages > 1 for i in rows)
+            print(
+                f"  {dataset + name:30s} {len(rows):4d} pages ({multi:3d} on sites of 2+): "
+                f"alone {alone:.4f}  with memory {remembered:.4f} ({remembered - alone:+.4f})"
+            )
+    dragnet = [i for i, r in enumerate(results) if r.dataset == "dragnet"]
+    whole = whole_site(final, algorithm, model)
+    print("dragnet-dev by position within the site (alone / with memory / whole site known):")
+    for position in range(6):
+        rows = [k for k, i in enumerate(dragnet) if results[i].position == position]
+        print(
+            f"    page {position + 1}: {len(rows):3d} pages  "
+            f"{set_f1('dragnet', [results[dragnet[k]].alone for k in rows]):.4f} / "
+            f"{set_f1('dragnet', [held_out[dragnet[k]] for k in rows]):.4f} / "
+            f"{set_f1('dragnet', [whole[k] for k in rows]):.4f}"
+        )
+    print(f"    all: {set_f1('dragnet', whole):.4f} with the whole site known")
+    print("cost:")
+    print(timing(algorithm, time_limit))
+    print(memory_size())
+    if fit:
+        write_model(final, figures, results)
+
+
+def write_model(
+    constants: Constants, figures: dict[str, dict[str, float]], results: Sequence[PageResult]
+) -> None:
+    ids = hashlib.sha1("\n".join(f"{r.site}" for r in results).encode()).hexdigest()
+    model = {
+        "version": 1,
+        "written_by": "python -m benchmarks.site_memory --fit",
+        "constants": dict(
+            zip(("min_pages", "long_block_chars", "max_seen_long_share"), constants, strict=True)
+        ),
+        "training": {
+            "sets": list(SETS),
+            "pages": len(results),
+            "sites_sha1": ids,
+            "grid": {
+                "min_pages": MIN_PAGES,
+                "long_block_chars": LONG_BLOCK_CHARS,
+                "max_seen_long_share": MAX_SEEN_LONG_SHARES,
+            },
+            "objective": "mean over the sets of each set's figure",
+        },
+        "validation": {
+            "protocol": "5 folds of whole sites, constants chosen per fold",
+            "figures": figures,
+        },
+    }
+    Path(MODEL_PATH).write_text(json.dumps(model, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {MODEL_PATH}")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--algorithm", default=DEFAULT_ALGORITHM)
+    parser.add_argument("--fit", action="store_true", help="write the model file")
+    parser.add_argument("--time-pages", type=int, default=200, help="pages for the timing")
+    parser.add_argument("--sets", nargs="+", default=list(SETS), choices=SETS)
+    parser.add_argument(
+        "--model",
+        help="the default algorithm's model file per set, '{set}' standing for the set: "
+        "the leave-one-set-out models of benchmarks.train_tagratio, so that no set is "
+        "extracted by a model fitted on it",
+    )
+    args = parser.parse_args(argv)
+    results = [row for dataset in args.sets for row in run_set(dataset, args.algorithm, args.model)]
+    report(results, args.algorithm, args.model, args.fit, args.time_pages)
+
+
+if __name__ == "__main__":
+    main()

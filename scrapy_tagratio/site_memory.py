@@ -1,0 +1,344 @@
+"""Site memory: what a crawl has learnt of each site's template.
+
+Menus, footers, sidebars, "related" and "most read" boxes, newsletter prompts and legal
+notices repeat from page to page of a site; the article text does not. A single-page
+extractor cannot see that; a crawl can. :class:`SiteMemory` keeps, per site, a fingerprint
+of every text block of the pages extracted so far with the number of pages it was seen on.
+A block of a new page whose fingerprint was seen on at least ``min_pages`` *other* pages of
+the site is template: :func:`discount_template` takes it out of the content the algorithm
+chose (any DOM algorithm: the default, CETD's variants, TextSweeper).
+
+* **Fingerprint** of a layout block (:meth:`Document.block_texts`): an 8-byte BLAKE2b hash
+  of its UTF-8 text without white space and with every ASCII digit read as ``0`` (dates and
+  counters change from page to page, the template does not), and of whether the block is
+  mostly link text (a headline in a teaser list is not the same block as that headline
+  over its article).
+* **Memory**: per site, sorted ``uint64`` fingerprints with ``uint32`` page counts and the
+  site's page number of their last sighting: 16 bytes an entry. Entries per site and sites
+  overall are bounded; the least recently seen go first (per site, blocks seen on one page
+  only before those seen on several). A memory pickles as plain arrays.
+* **Long blocks and copies**: a paragraph seen on one other page is more likely an article
+  quoted there than template, so blocks of ``long_block_chars`` characters or more need
+  one page more; and a page whose long blocks were mostly seen before (more than
+  ``max_seen_long_share`` of their characters) is a copy of a page seen before (the same
+  article under another URL), not template: nothing is removed from it. A URL recorded
+  before is a page captured again: it is neither discounted nor counted twice.
+* **Constants**: the defaults of ``min_pages``, ``long_block_chars`` and
+  ``max_seen_long_share`` are read from
+  ``models/site_memory.json``, which ``python -m benchmarks.site_memory --fit`` writes after
+  choosing them on pages of the same sites (dragnet-dev), validated on held-out sites.
+
+Which site a page belongs to is its host without ``www.`` (``scope="host"``) or its
+registrable domain (``scope="domain"``, by the public suffix list that Scrapy's own
+dependency tldextract ships; no network access).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import OrderedDict
+from copy import deepcopy
+from dataclasses import replace
+from functools import cache
+from hashlib import blake2b
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+import numpy as np
+
+from .algorithms.base import Labelling, bad_parameter, check_range, dom_labelling
+from .document import Document
+
+__all__ = [
+    "MODEL_PATH",
+    "SiteMemory",
+    "discount_template",
+    "page_fingerprints",
+]
+
+Scope = Literal["host", "domain"]
+#: The fitted constants (written by ``python -m benchmarks.site_memory --fit``).
+MODEL_PATH = Path(__file__).resolve().parent / "models" / "site_memory.json"
+_DIGITS_TO_ZERO = bytes.maketrans(b"0123456789", b"0000000000")
+_WHITESPACE = b" \t\n\r\f\v"
+_WWW = re.compile(r"^www\d*\.")
+
+
+def page_fingerprints(document: Document) -> tuple[np.ndarray, np.ndarray]:
+    """The page's text blocks (node indices, document order) and their fingerprints
+    (``uint64``, aligned; see the module docstring)."""
+    nodes = document.nodes
+    chars = np.bincount(nodes.block, weights=nodes.own_chars, minlength=len(nodes))
+    blocks = np.flatnonzero(chars > 0)
+    if not len(blocks):
+        return blocks, np.zeros(0, dtype=np.uint64)
+    texts = document.block_texts(blocks)
+    link_chars = np.bincount(nodes.block, weights=nodes.own_link_chars, minlength=len(nodes))
+    is_link = (2 * link_chars[blocks] > chars[blocks]).tolist()
+    # Normalised in one pass over all blocks: white space out, every digit a 0.
+    normalised = "\0".join(texts).encode().translate(_DIGITS_TO_ZERO, _WHITESPACE).split(b"\0")
+    digests = b"".join(
+        blake2b(b"L" + text if link else b"T" + text, digest_size=8).digest()
+        for text, link in zip(normalised, is_link, strict=True)
+    )
+    return blocks, np.frombuffer(digests, dtype="<u8").astype(np.uint64)
+
+
+@cache
+def _fitted_constants() -> dict[str, Any]:
+    model: dict[str, Any] = json.loads(MODEL_PATH.read_text(encoding="utf-8"))
+    return model["constants"]
+
+
+@cache
+def _domain_extractor() -> Any:
+    import tldextract  # a dependency of Scrapy; its bundled suffix list, no download
+
+    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
+
+
+def _url_fingerprint(url: str) -> np.uint64:
+    digest = blake2b(url.partition("#")[0].encode(), digest_size=8).digest()
+    return np.frombuffer(digest, dtype="<u8")[0].astype(np.uint64)
+
+
+class _Site:
+    """One site's entries: sorted fingerprints, page counts, last sighting; and the
+    fingerprints of the URLs recorded, oldest first."""
+
+    __slots__ = ("fingerprints", "last_seen", "pages", "pages_seen", "urls")
+
+    def __init__(self) -> None:
+        self.fingerprints = np.zeros(0, dtype=np.uint64)
+        self.pages = np.zeros(0, dtype=np.uint32)
+        self.last_seen = np.zeros(0, dtype=np.uint32)
+        self.pages_seen = 0
+        self.urls = np.zeros(0, dtype=np.uint64)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
+
+    def counts(self, fingerprints: np.ndarray) -> np.ndarray:
+        """Pages each fingerprint was seen on (0 for unknown ones)."""
+        if not len(self.fingerprints):
+            return np.zeros(len(fingerprints), dtype=np.int64)
+        at = np.minimum(
+            np.searchsorted(self.fingerprints, fingerprints), len(self.fingerprints) - 1
+        )
+        found = self.fingerprints[at] == fingerprints
+        return np.where(found, self.pages[at], 0).astype(np.int64)
+
+    def record(self, fingerprints: np.ndarray, max_entries: int) -> None:
+        """Count one more page holding each of ``fingerprints`` (each counted once)."""
+        self.pages_seen += 1
+        unique = np.unique(fingerprints)
+        at = np.searchsorted(self.fingerprints, unique)
+        found = np.zeros(len(unique), dtype=bool)
+        inside = at < len(self.fingerprints)
+        found[inside] = self.fingerprints[at[inside]] == unique[inside]
+        self.pages[at[found]] += 1
+        self.last_seen[at[found]] = self.pages_seen
+        new = unique[~found]
+        if len(new):
+            where = np.searchsorted(self.fingerprints, new)
+            self.fingerprints = np.insert(self.fingerprints, where, new)
+            self.pages = np.insert(self.pages, where, np.uint32(1))
+            self.last_seen = np.insert(self.last_seen, where, np.uint32(self.pages_seen))
+        if len(self.fingerprints) > max_entries:
+            # Keep the blocks seen on several pages, then the most recently seen; down to
+            # three quarters of the bound, so that the sort runs once in many pages.
+            order = np.lexsort((self.last_seen, self.pages > 1))[-(3 * max_entries // 4) :]
+            keep = np.sort(order)
+            self.fingerprints = self.fingerprints[keep]
+            self.pages = self.pages[keep]
+            self.last_seen = self.last_seen[keep]
+
+
+class SiteMemory:
+    """Per-site memory of the text blocks of the pages extracted so far.
+
+    Args:
+        min_pages: a block seen on at least this many other pages of the site is template
+            (None: the fitted default).
+        long_block_chars: a block of at least this many characters needs one page more
+            (None: the fitted default).
+        max_seen_long_share: a page more than this share of whose long-block characters
+            were seen on other pages of the site is a copy: nothing is removed from it
+            (None: the fitted default).
+        max_entries: fingerprints kept per site.
+        max_sites: sites kept; the least recently used goes first.
+        scope: ``"host"`` (host without ``www.``) or ``"domain"`` (registrable domain).
+
+    Not thread-safe: one memory serves one crawler (Scrapy's reactor thread).
+    """
+
+    def __init__(
+        self,
+        *,
+        min_pages: int | None = None,
+        long_block_chars: int | None = None,
+        max_seen_long_share: float | None = None,
+        max_entries: int = 4096,
+        max_sites: int = 2000,
+        scope: Scope = "host",
+    ) -> None:
+        fitted = _fitted_constants()
+        min_pages = fitted["min_pages"] if min_pages is None else min_pages
+        long_block_chars = (
+            fitted["long_block_chars"] if long_block_chars is None else long_block_chars
+        )
+        max_seen_long_share = (
+            fitted["max_seen_long_share"] if max_seen_long_share is None else max_seen_long_share
+        )
+        check_range("min_pages", min_pages, 1, integer=True)
+        check_range("long_block_chars", long_block_chars, 1, integer=True)
+        check_range("max_seen_long_share", max_seen_long_share, 0.0, 1.0)
+        check_range("max_entries", max_entries, 1, integer=True)
+        check_range("max_sites", max_sites, 1, integer=True)
+        if scope not in ("host", "domain"):
+            raise bad_parameter(f"scope must be 'host' or 'domain', got {scope!r}")
+        self.min_pages = min_pages
+        self.long_block_chars = long_block_chars
+        self.max_seen_long_share = max_seen_long_share
+        self.max_entries = max_entries
+        self.max_sites = max_sites
+        self.scope: Scope = scope
+        self._sites: OrderedDict[str, _Site] = OrderedDict()
+        #: The last page recorded: ``(site, fingerprints, url)`` (see :meth:`snapshot`).
+        self.last_recorded: tuple[str, np.ndarray, str | None] | None = None
+
+    def __repr__(self) -> str:
+        return (
+            f"SiteMemory(min_pages={self.min_pages}, sites={len(self._sites)}, "
+            f"entries={self.entries})"
+        )
+
+    def __len__(self) -> int:
+        return len(self._sites)
+
+    @property
+    def entries(self) -> int:
+        """Fingerprints held over all sites."""
+        return sum(len(site.fingerprints) for site in self._sites.values())
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the fingerprint arrays (the memory's size, Python objects aside)."""
+        return sum(
+            site.fingerprints.nbytes + site.pages.nbytes + site.last_seen.nbytes + site.urls.nbytes
+            for site in self._sites.values()
+        )
+
+    def site_of(self, url: str | None) -> str | None:
+        """The site ``url`` belongs to under this memory's scope; None without a host."""
+        if not url:
+            return None
+        try:
+            host = urlsplit(url).hostname
+        except ValueError:
+            return None
+        if not host:
+            return None
+        if self.scope == "domain":
+            parts = _domain_extractor()(host)
+            if parts.domain and parts.suffix:
+                return f"{parts.domain}.{parts.suffix}"
+        return _WWW.sub("", host)
+
+    def pages_seen(self, site: str) -> int:
+        """Pages of ``site`` recorded (0 for a site not in memory)."""
+        entry = self._sites.get(site)
+        return entry.pages_seen if entry is not None else 0
+
+    def counts(self, site: str, fingerprints: np.ndarray) -> np.ndarray:
+        """Number of pages of ``site`` on which each fingerprint was seen."""
+        entry = self._sites.get(site)
+        if entry is None:
+            return np.zeros(len(fingerprints), dtype=np.int64)
+        self._sites.move_to_end(site)
+        return entry.counts(fingerprints)
+
+    def template_blocks(
+        self, site: str, document: Document, blocks: np.ndarray, fingerprints: np.ndarray
+    ) -> np.ndarray:
+        """The blocks of a page of ``site`` (from :func:`page_fingerprints`) that are template:
+        seen on ``min_pages`` other pages of the site, long blocks on one more; none when
+        the page is a copy of one seen before. Call it before :meth:`record` of the page."""
+        counts = self.counts(site, fingerprints)
+        nodes = document.nodes
+        chars = np.bincount(nodes.block, weights=nodes.own_chars, minlength=len(nodes))[blocks]
+        long = chars >= self.long_block_chars
+        long_chars = chars[long].sum()
+        if long_chars and chars[long & (counts > 0)].sum() > self.max_seen_long_share * long_chars:
+            return blocks[:0]
+        return blocks[counts >= self.min_pages + long]
+
+    def snapshot(self, url: str | None) -> SiteMemory:
+        """A memory with this one's constants holding a copy of what it knows of ``url``'s
+        site only: what a worker process needs to extract one page of the site as this
+        memory would. The worker's :attr:`last_recorded` goes back to :meth:`record`."""
+        snapshot = SiteMemory(
+            min_pages=self.min_pages,
+            long_block_chars=self.long_block_chars,
+            max_seen_long_share=self.max_seen_long_share,
+            max_entries=self.max_entries,
+            max_sites=1,
+            scope=self.scope,
+        )
+        site = self.site_of(url)
+        entry = self._sites.get(site) if site is not None else None
+        if site is not None and entry is not None:
+            snapshot._sites[site] = deepcopy(entry)
+        return snapshot
+
+    def is_revisit(self, site: str, url: str) -> bool:
+        """Whether ``url`` (fragment aside) was recorded for ``site`` before: its blocks
+        are already counted, so they would match themselves."""
+        entry = self._sites.get(site)
+        return entry is not None and bool((entry.urls == _url_fingerprint(url)).any())
+
+    def record(self, site: str, fingerprints: np.ndarray, url: str | None = None) -> None:
+        """Record one page of ``site`` holding ``fingerprints`` (and its ``url``, so that
+        a page captured again is known: :meth:`is_revisit`)."""
+        entry = self._sites.get(site)
+        if entry is None:
+            entry = self._sites[site] = _Site()
+            while len(self._sites) > self.max_sites:
+                self._sites.popitem(last=False)
+        self._sites.move_to_end(site)
+        fingerprints = np.asarray(fingerprints, dtype=np.uint64)
+        entry.record(fingerprints, self.max_entries)
+        self.last_recorded = (site, fingerprints, url)
+        if url is not None:
+            entry.urls = np.append(entry.urls[-(self.max_entries - 1) :], _url_fingerprint(url))
+
+
+def discount_template(
+    document: Document, labelling: Labelling, template_blocks: np.ndarray
+) -> tuple[Labelling, int]:
+    """Take the template blocks (layout block node indices) out of a DOM algorithm's
+    content; returns the new labelling and the characters of content taken out.
+
+    Labellings without a node mask (CETR, the CCB family) are returned unchanged. The block
+    scores gain a ``template`` flag per node, so each affected block says why it is out.
+    """
+    nodes = document.nodes
+    if labelling.content_nodes is None or not len(nodes):
+        return labelling, 0
+    template = np.zeros(len(nodes), dtype=bool)
+    template[template_blocks] = True
+    template = template[nodes.block]
+    content = labelling.content_nodes
+    removed = int(nodes.own_chars[content & template].sum())
+    if removed:
+        labelling = dom_labelling(
+            document, content & ~template, labelling.block_scores.scores, labelling.threshold
+        )
+    scores = replace(labelling.block_scores, template=template)
+    return replace(labelling, block_scores=scores), removed
