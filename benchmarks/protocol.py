@@ -27,16 +27,16 @@ from __future__ import annotations
 import csv
 import gzip
 import hashlib
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import urlsplit
 
 import numpy as np
 from sklearn.model_selection import GroupKFold, StratifiedGroupKFold
+
+from scrapy_tagratio.site_memory import host_of
 
 from . import _data
 
@@ -102,15 +102,12 @@ class HasSite(Protocol):
     def site(self) -> str: ...
 
 
-_WWW = re.compile(r"^www\d*\.")
-
-
 def site_of(url: str | None) -> str | None:
-    """The host of ``url`` without ``www.``, lower-cased; None without a usable host."""
+    """The host of ``url`` without ``www.``, lower-cased (a URL without a scheme read as
+    starting with its host); None without a usable host."""
     if not url:
         return None
-    host = urlsplit(url if "//" in url else f"//{url}").hostname
-    return _WWW.sub("", host.lower()) if host else None
+    return host_of(url if "//" in url else f"//{url}")
 
 
 @cache

@@ -152,6 +152,18 @@ class NodeTable:
         return np.where(is_block, np.arange(len(self)), self.nearest_ancestor(is_block))
 
     @cached_property
+    def block_chars(self) -> np.ndarray:
+        """Per node, the characters of text its layout block owns when the node is a
+        block (:attr:`block`), 0 for the other nodes: what every per-block figure of the
+        algorithms, the structure detector and the site memory starts from."""
+        return np.bincount(self.block, weights=self.own_chars, minlength=len(self))
+
+    @cached_property
+    def block_link_chars(self) -> np.ndarray:
+        """Per node, as :attr:`block_chars`, the characters of its block inside links."""
+        return np.bincount(self.block, weights=self.own_link_chars, minlength=len(self))
+
+    @cached_property
     def tag_codes(self) -> tuple[np.ndarray, dict[str, int]]:
         """Per node, a small integer naming its tag, and the map from tag name to code:
         one pass over the names serves every tag mask of the page (the default algorithm,

@@ -55,6 +55,7 @@ __all__ = [
     "MODEL_PATH",
     "SiteMemory",
     "discount_template",
+    "host_of",
     "page_fingerprints",
 ]
 
@@ -70,13 +71,12 @@ def page_fingerprints(document: Document) -> tuple[np.ndarray, np.ndarray]:
     """The page's text blocks (node indices, document order) and their fingerprints
     (``uint64``, aligned; see the module docstring)."""
     nodes = document.nodes
-    chars = np.bincount(nodes.block, weights=nodes.own_chars, minlength=len(nodes))
+    chars = nodes.block_chars
     blocks = np.flatnonzero(chars > 0)
     if not len(blocks):
         return blocks, np.zeros(0, dtype=np.uint64)
     texts = document.block_texts(blocks)
-    link_chars = np.bincount(nodes.block, weights=nodes.own_link_chars, minlength=len(nodes))
-    is_link = (2 * link_chars[blocks] > chars[blocks]).tolist()
+    is_link = (2 * nodes.block_link_chars[blocks] > chars[blocks]).tolist()
     # Normalised in one pass over all blocks: white space out, every digit a 0.
     normalised = "\0".join(texts).encode().translate(_DIGITS_TO_ZERO, _WHITESPACE).split(b"\0")
     digests = b"".join(
@@ -84,6 +84,18 @@ def page_fingerprints(document: Document) -> tuple[np.ndarray, np.ndarray]:
         for text, link in zip(normalised, is_link, strict=True)
     )
     return blocks, np.frombuffer(digests, dtype="<u8").astype(np.uint64)
+
+
+def host_of(url: str | None) -> str | None:
+    """The host of ``url`` (lower-cased) without ``www.``; None for a URL without a host or
+    one that does not parse."""
+    if not url:
+        return None
+    try:
+        host = urlsplit(url).hostname
+    except ValueError:
+        return None
+    return _WWW.sub("", host) if host else None
 
 
 @cache
@@ -237,19 +249,12 @@ class SiteMemory:
 
     def site_of(self, url: str | None) -> str | None:
         """The site ``url`` belongs to under this memory's scope; None without a host."""
-        if not url:
-            return None
-        try:
-            host = urlsplit(url).hostname
-        except ValueError:
-            return None
-        if not host:
-            return None
-        if self.scope == "domain":
+        host = host_of(url)
+        if host is not None and self.scope == "domain":
             parts = _domain_extractor()(host)
             if parts.domain and parts.suffix:
                 return f"{parts.domain}.{parts.suffix}"
-        return _WWW.sub("", host)
+        return host
 
     def pages_seen(self, site: str) -> int:
         """Pages of ``site`` recorded (0 for a site not in memory)."""
@@ -271,8 +276,7 @@ class SiteMemory:
         seen on ``min_pages`` other pages of the site, long blocks on one more; none when
         the page is a copy of one seen before. Call it before :meth:`record` of the page."""
         counts = self.counts(site, fingerprints)
-        nodes = document.nodes
-        chars = np.bincount(nodes.block, weights=nodes.own_chars, minlength=len(nodes))[blocks]
+        chars = document.nodes.block_chars[blocks]
         long = chars >= self.long_block_chars
         long_chars = chars[long].sum()
         if long_chars and chars[long & (counts > 0)].sum() > self.max_seen_long_share * long_chars:

@@ -145,8 +145,8 @@ def find_structures(document: Document, *, min_repeats: int = MIN_REPEATS) -> St
     # holds a time element is a *meta* block (author, date, permalink, reply), the rest of
     # the blocks' unlinked text is *body* text.
     owner = nodes.block
-    length = np.bincount(owner, weights=nodes.own_chars, minlength=n)
-    link_length = np.bincount(owner, weights=nodes.own_link_chars, minlength=n)
+    length = nodes.block_chars
+    link_length = nodes.block_link_chars
     is_time = nodes.tag_mask(("time",))
     holds_time = np.zeros(n, dtype=bool)
     holds_time[owner[is_time]] = True

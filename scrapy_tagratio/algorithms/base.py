@@ -149,9 +149,8 @@ def dom_labelling(
     nodes = document.nodes
     if len(nodes):
         owner = nodes.block
-        chars = np.bincount(owner, weights=nodes.own_chars, minlength=len(nodes))
         kept = np.bincount(owner, weights=nodes.own_chars * content, minlength=len(nodes))
-        content = ((kept > 0) & (2 * kept >= chars))[owner]
+        content = ((kept > 0) & (2 * kept >= nodes.block_chars))[owner]
     content_chars = int(nodes.own_chars[content].sum())
     return Labelling(
         text=document.text_of(content),

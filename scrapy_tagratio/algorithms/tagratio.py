@@ -177,8 +177,8 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
     under_hint = nodes.with_descendants(hint_flags(nodes) & ~main_path)
 
     owner = nodes.block
-    length = np.bincount(owner, weights=nodes.own_chars, minlength=n)
-    link_length = np.bincount(owner, weights=nodes.own_link_chars, minlength=n)
+    length = nodes.block_chars
+    link_length = nodes.block_link_chars
     blocks = np.flatnonzero(length > 0)
     parents = np.maximum(nodes.parent[blocks], 0)
     log_density = np.log1p(np.maximum(density[blocks], 0.0))
