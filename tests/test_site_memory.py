@@ -226,7 +226,10 @@ def test_on_real_pages_of_the_same_sites_the_memory_raises_f1() -> None:
 
 # ---------------------------------------------------------------------- in a real crawl
 class TemplateSiteSpider(scrapy.Spider):
-    """Follows the index's links to the articles, one at a time; an item per article."""
+    """Follows the index's links to the articles strictly one at a time (the next article
+    is requested from the previous one's callback, after its extraction), so that the site
+    memory sees the pages in the index's order whether pages are read inline or in worker
+    processes; an item per article."""
 
     name = "template-site"
 
@@ -238,10 +241,15 @@ class TemplateSiteSpider(scrapy.Spider):
         yield scrapy.Request(self.base_url + "/index.html", callback=self.parse_index)
 
     def parse_index(self, response: scrapy.http.Response) -> Iterator[Any]:
-        yield from response.follow_all(css="a.story")
+        yield from self.follow_next(response, response.css("a.story::attr(href)").getall())
 
-    def parse(self, response: scrapy.http.Response) -> Iterator[Any]:
+    def parse(self, response: scrapy.http.Response, unread: list[str]) -> Iterator[Any]:
         yield {"url": response.url}
+        yield from self.follow_next(response, unread)
+
+    def follow_next(self, response: scrapy.http.Response, unread: list[str]) -> Iterator[Any]:
+        if unread:
+            yield response.follow(unread[0], cb_kwargs={"unread": unread[1:]})
 
 
 ARTICLES = 5
@@ -266,7 +274,7 @@ def test_a_crawl_learns_the_sites_template(
     """With the add-on's defaults the site's first ``min_pages`` articles keep the
     newsletter box (it was not seen often enough yet) and every later one loses it; off,
     all keep it. With two worker processes the items are the same as in the reactor
-    thread (pages one at a time)."""
+    thread (the spider reads the pages one after the other)."""
     first = SiteMemory().min_pages  # the fitted default
     assert first < ARTICLES
     spider = "test_site_memory:TemplateSiteSpider"
