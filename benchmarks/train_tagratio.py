@@ -26,10 +26,10 @@ Validation, printed and stored in the model file; every choice inside training f
   it (snippet F-score on trafilatura-eval, word 4-gram F1 on the others);
 * **site-grouped folds** (5): trafilatura-eval's pages scored by models fitted on folds that
   share no site with them;
-* every model's probability cut is chosen on :data:`INNER` site-grouped *inner* folds of
-  its own training pages (the cut of :data:`CUTS` that maximises the mean score over the
-  training sets of the inner folds' out-of-fold predictions); ``--inner 1`` fixes it at 0.5
-  (smoke runs).
+* every model's probability cut is chosen on *inner* folds of its own training pages
+  (:data:`INNER`: each training set left out in turn, or K site-grouped folds): the cut of
+  :data:`CUTS` that maximises the mean score over the training sets of the inner folds'
+  out-of-fold predictions; ``--inner 1`` fixes it at 0.5 (smoke runs).
 
 Scores here are of the kept blocks' texts joined in document order (close to, not exactly,
 the extractor's text); ``python -m benchmarks.accuracy --loso`` scores the real extractor.
@@ -81,9 +81,11 @@ SNIPPET_SET = "trafilatura"
 GOLD_SHARE = 0.5
 #: Candidate probability cuts, chosen among inside training folds.
 CUTS = (0.35, 0.4, 0.45, 0.5, 0.55, 0.6)
-#: Site-grouped inner folds of each model's training pages on which its cut is chosen
-#: (``--inner 1``: no choice, the cut is 0.5).
-INNER = 3
+#: The inner folds of each model's training pages on which its cut is chosen: ``"sets"``,
+#: one fold per training set left out (the inner choice then mirrors the leave-one-set-out
+#: validation: a cut must hold on a set the model has not seen), or a number of
+#: site-grouped folds (1: no choice, the cut is 0.5).
+INNER: int | str = "sets"
 #: Learner parameters (shallow trees: the model ships as arrays, evaluated per page).
 PARAMS: dict[str, Any] = {
     "max_iter": 80,
@@ -315,14 +317,27 @@ def predict(model: BoostedTrees, pages: Sequence[PageBlocks]) -> list[np.ndarray
     return [model.probability(p.features.astype(np.float64)) for p in pages]
 
 
+def inner_folds(
+    pages: Sequence[PageBlocks], protocol_pages: Sequence[protocol.ProtocolPage], inner: int | str
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(train, test) index pairs of ``pages``: with ``inner == "sets"`` one per set present,
+    left out (its test pages: those it labels), else ``inner`` site-grouped folds."""
+    if inner != "sets":
+        return protocol.site_folds(protocol_pages, int(inner))
+    present = [name for name in LABEL_SETS if any(p.dataset == name for p in pages)]
+    return [
+        (train, test[[pages[i].dataset == name for i in test.tolist()]])
+        for name, train, test in protocol.leave_one_set_out(protocol_pages, present)
+    ]
+
+
 def choose_cut(
-    pages: list[PageBlocks], protocol_pages: Sequence[protocol.ProtocolPage], inner: int
+    pages: list[PageBlocks], protocol_pages: Sequence[protocol.ProtocolPage], inner: int | str
 ) -> float:
-    """The cut that maximises the mean set score over out-of-fold predictions of
-    site-grouped inner folds of ``pages``."""
-    folds = protocol.site_folds(protocol_pages, inner)
+    """The cut that maximises the mean set score over out-of-fold predictions of inner
+    folds of ``pages`` (:func:`inner_folds`)."""
     probabilities: list[np.ndarray] = [np.zeros(0)] * len(pages)
-    for train, test in folds:
+    for train, test in inner_folds(pages, protocol_pages, inner):
         model = export(fit([pages[i] for i in train]))
         for i, p in zip(test.tolist(), predict(model, [pages[i] for i in test]), strict=True):
             probabilities[i] = p
@@ -333,10 +348,10 @@ def choose_cut(
 
 
 def fit_with_cut(
-    pages: list[PageBlocks], protocol_pages: Sequence[protocol.ProtocolPage], inner: int
+    pages: list[PageBlocks], protocol_pages: Sequence[protocol.ProtocolPage], inner: int | str
 ) -> BoostedTrees:
     """A model of ``pages`` whose cut is chosen on inner folds of the same pages."""
-    cut = choose_cut(pages, protocol_pages, inner) if inner > 1 else 0.5
+    cut = 0.5 if inner in (1, "1") else choose_cut(pages, protocol_pages, inner)
     learner = fit(pages)
     trees = export(learner)
     sample = np.vstack([p.features for p in pages[:20]]).astype(np.float64)
@@ -346,7 +361,9 @@ def fit_with_cut(
 
 
 def loso_models(
-    pages: list[PageBlocks], protocol_pages: Sequence[protocol.ProtocolPage], inner: int = INNER
+    pages: list[PageBlocks],
+    protocol_pages: Sequence[protocol.ProtocolPage],
+    inner: int | str = INNER,
 ) -> dict[str, BoostedTrees]:
     """Per set of :data:`LABEL_SETS`, the model fitted without its pages."""
     models = {}
@@ -358,20 +375,21 @@ def loso_models(
     return models
 
 
-def _run_tag(pages: Sequence[PageBlocks], inner: int) -> str:
-    """Names the cached results of a training run: its data, code, learner and choices."""
-    key = repr((_fingerprint(pages), _source_fingerprint(), PARAMS, CUTS, inner))
+def _run_tag(pages: Sequence[PageBlocks], inner: int | str) -> str:
+    """Names the cached results of a training run: its data (the blocks' features and
+    labels: the package's code reaches the models through them), learner and choices."""
+    key = repr((_fingerprint(pages), PARAMS, CUTS, inner))
     return hashlib.sha1(key.encode()).hexdigest()[:12]
 
 
-def _loso_paths(cache: Path, pages: Sequence[PageBlocks], inner: int) -> dict[str, Path]:
+def _loso_paths(cache: Path, pages: Sequence[PageBlocks], inner: int | str) -> dict[str, Path]:
     """Where the leave-one-set-out models of these pages and settings are kept."""
     tag = _run_tag(pages, inner)
     return {name: cache / f"tagratio-without-{name}-{tag}.json" for name in LABEL_SETS}
 
 
 def write_loso_models(
-    cache: Path, inner: int = INNER, pages: list[PageBlocks] | None = None
+    cache: Path, inner: int | str = INNER, pages: list[PageBlocks] | None = None
 ) -> dict[str, Path]:
     """The leave-one-set-out models of the whole pool as model files under ``cache``
     (``{held-out set: path}``), fitted unless this training run wrote them already
@@ -386,7 +404,7 @@ def write_loso_models(
     return paths
 
 
-def loso_validation(pages: list[PageBlocks], cache: Path, inner: int) -> dict[str, Any]:
+def loso_validation(pages: list[PageBlocks], cache: Path, inner: int | str) -> dict[str, Any]:
     """Leave one set out: each set scored by the model fitted without it (printed)."""
     out: dict[str, Any] = {}
     for dataset, path in write_loso_models(cache, inner, pages).items():
@@ -404,7 +422,7 @@ def site_validation(
     pages: list[PageBlocks],
     protocol_pages: Sequence[protocol.ProtocolPage],
     cache: Path,
-    inner: int,
+    inner: int | str,
     n_splits: int = 5,
 ) -> dict[str, float]:
     """Site-grouped folds: every page scored by a model fitted on folds sharing no site
@@ -440,7 +458,7 @@ def final_model(
     pages: list[PageBlocks],
     protocol_pages: Sequence[protocol.ProtocolPage],
     cache: Path,
-    inner: int,
+    inner: int | str,
 ) -> BoostedTrees:
     """The model of every page (cached under ``cache``)."""
     path = cache / f"tagratio-final-{_run_tag(pages, inner)}.json"
@@ -468,9 +486,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, help="only the first N pages of each set (smoke runs)")
     parser.add_argument(
         "--inner",
-        type=int,
+        type=lambda value: value if value == "sets" else int(value),
         default=INNER,
-        help="inner folds choosing the cut (1: cut 0.5)",
+        help="inner folds choosing the cut: 'sets' (each training set left out) or a number "
+        "of site-grouped folds (1: cut 0.5)",
     )
     parser.add_argument("--cache", type=Path, default=Path("/tmp/scrapy-tagratio-cache"))
     parser.add_argument("--no-write", action="store_true", help="validate only")
