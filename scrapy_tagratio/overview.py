@@ -38,18 +38,18 @@ are dropped. A page at or above the drop threshold is ``"overview"`` (its items 
 dropped), between the two ``"uncertain"`` (kept and tagged), else ``"content"``. The
 declarations and the URL weigh as learned but are never decisive alone: a page is only
 dropped if its structure alone scores at least the uncertain threshold, and never
-without teasers (:meth:`OverviewModel.judge`).
+without teasers or lists (:meth:`OverviewModel.judge`).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from functools import cache, cached_property
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit
@@ -65,7 +65,7 @@ from .algorithms.base import (
 )
 from .document import Document, NodeTable
 from .errors import ExtractionError
-from .structure import find_structures
+from .structure import Structures, find_structures
 
 __all__ = [
     "FEATURES",
@@ -84,6 +84,8 @@ __all__ = [
 
 #: Characters of the dense scripts (Han, kana, Hangul) that set the text scale.
 _DENSE_SCRIPT = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+#: Characters of each text the text scale samples.
+_SCALE_SAMPLE = 300
 #: A link this long (scaled characters) reads like a headline.
 HEADLINE_LINK = 20
 #: A layout block of this much non-link text (scaled characters) is a long paragraph.
@@ -92,6 +94,15 @@ LONG_PARAGRAPH = 100
 TEASER_MAX_LENGTH = 1500
 #: A teaser with at least this much non-link text (scaled characters) has a summary.
 TEASER_SUMMARY = 40
+#: A list item (any repeated item holding a link, headline or not) holds at least this
+#: much text on average (scaled characters): a product, a forum topic, a search result;
+#: a menu's items are shorter.
+LIST_ITEM_CHARS = 20
+#: ... and at most this much (a product, a topic, a result: no story and its comments,
+#: no page section wrapping lists).
+LIST_ITEM_MAX_CHARS = 400
+#: A list has at least this many items (a listing has many items, not few characters).
+LIST_ITEMS = 5
 
 #: schema.org types that declare one article (JSON-LD ``@type``, microdata ``itemtype``).
 ARTICLE_TYPES = frozenset(
@@ -134,14 +145,14 @@ _SLUG_SEPARATOR = re.compile(r"[-_]")
 
 def text_scale(document: Document) -> float:
     """Characters per Latin-letter equivalent: 1 + 2 x the share of Han, kana and Hangul
-    characters in the title and the five largest own texts of the page."""
+    characters in the title and the five largest own texts of the page (the first
+    :data:`_SCALE_SAMPLE` characters of each: a sample, not a census)."""
     nodes = document.nodes
     count = min(5, len(nodes))
-    parts = [document.title or ""]
+    parts = [(document.title or "")[:_SCALE_SAMPLE]]
     if count:
-        parts.extend(
-            map(document.own_text, np.argpartition(-nodes.own_chars, count - 1)[:count].tolist())
-        )
+        largest = np.argpartition(-nodes.own_chars, count - 1)[:count].tolist()
+        parts.extend(document.own_text(node)[:_SCALE_SAMPLE] for node in largest)
     sample = "".join("".join(parts).split())
     if not sample:
         return 1.0
@@ -191,6 +202,8 @@ class TeaserEvidence:
     main_teaser_share: float
     main_prose: int
     free_prose: float
+    list_items: int
+    list_share: float
 
 
 @dataclass(frozen=True)
@@ -216,6 +229,14 @@ class PageEvidence(TeaserEvidence):
     main_link_share: float  # link characters of the extraction's content, as a share
 
     @property
+    def list_over_prose(self) -> float:
+        """The text of the page's teasers or lists (whichever holds more) against that
+        and the long paragraphs outside them: near 1 on a listing, low on an article
+        whatever rail sits beside its body."""
+        listed = max(self.teaser_share, self.list_share) * self.total_length
+        return listed / (listed + self.free_prose) if listed else 0.0
+
+    @property
     def prose_block_share(self) -> float:
         """The largest block of long paragraphs as a share of the page's text."""
         return min(1.0, self.prose_block / self.total_length) if self.total_length else 0.0
@@ -239,6 +260,9 @@ class PageEvidence(TeaserEvidence):
             "main_link_share": self.main_link_share,
             "main_prose": log1p(self.main_prose),
             "free_prose": log1p(self.free_prose),
+            "list_items": log1p(self.list_items),
+            "list_share": self.list_share,
+            "list_over_prose": self.list_over_prose,
             "prose_block_share": self.prose_block_share,
             "prose_paragraphs": log1p(self.prose_paragraphs),
             "prose_share": self.prose_share,
@@ -256,16 +280,26 @@ class PageEvidence(TeaserEvidence):
         }
 
     def to_dict(self) -> dict[str, Any]:
-        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data = dict(zip(_EVIDENCE_FIELDS, _EVIDENCE_VALUES(self), strict=True))
         data["prose_block_share"] = self.prose_block_share
+        data["list_over_prose"] = self.list_over_prose
         return data
+
+
+#: Field names of the evidence and their getters (``dataclasses.fields`` and ``asdict``
+#: cost more per page than the measurements they copy).
+_TEASER_FIELDS = tuple(f.name for f in fields(TeaserEvidence))
+_EVIDENCE_FIELDS = tuple(f.name for f in fields(PageEvidence))
+_TEASER_VALUES = attrgetter(*_TEASER_FIELDS)
+_EVIDENCE_VALUES = attrgetter(*_EVIDENCE_FIELDS)
 
 
 #: Names of :meth:`PageEvidence.features`, in order.
 FEATURES = (
     "net_text", "link_share", "teasers", "summary_teasers", "largest_teaser_group",
     "heading_links", "teaser_share", "comment_items", "comment_share",
-    "main_teaser_share", "main_link_share", "main_prose", "free_prose", "prose_block_share",
+    "main_teaser_share", "main_link_share", "main_prose", "free_prose", "list_items",
+    "list_share", "list_over_prose", "prose_block_share",
     "prose_paragraphs", "prose_share", "prose_block",
     "title_repeats_heading", "declares_article", "declares_item", "declares_listing",
     "og_website", "published_time", "paginated", "url_home", "url_listing", "url_article",
@@ -302,7 +336,8 @@ def teaser_evidence(document: Document, labelling: Labelling, scale: float) -> T
     block_text = np.bincount(
         owner, weights=(nodes.own_chars - nodes.own_link_chars) * content, minlength=len(nodes)
     )
-    outside = ~teaser & ~found.comment
+    list_items, listed = _lists(nodes, found, scale)
+    outside = ~teaser & ~found.comment & ~listed
     prose = (block_text * scale >= LONG_PARAGRAPH) & outside
     page_text = (
         np.bincount(owner, weights=nodes.own_chars - nodes.own_link_chars, minlength=len(nodes))
@@ -322,7 +357,31 @@ def teaser_evidence(document: Document, labelling: Labelling, scale: float) -> T
         else 0.0,
         main_prose=int(prose.sum()),
         free_prose=float(free.sum()),
+        list_items=list_items,
+        list_share=float(nodes.own_chars[listed].sum()) / total if total else 0.0,
     )
+
+
+def _lists(nodes: NodeTable, found: Structures, scale: float) -> tuple[int, np.ndarray]:
+    """The size of the largest list and every node inside a list: groups of at least
+    :data:`LIST_ITEMS` repeated siblings that nearly all hold a link, no comment thread,
+    whose items hold :data:`LIST_ITEM_CHARS` to :data:`LIST_ITEM_MAX_CHARS` on average.
+    Products, forum topics and search results are such items without a headline-long
+    link (what teasers need); a menu's items are shorter, a page's sections longer."""
+    items = np.flatnonzero(found.group >= 0)
+    if not items.size:
+        return 0, np.zeros(len(nodes), dtype=bool)
+    number = found.group[items]
+    linked = nodes.subtree_sum(nodes.tag_mask(("a",)))[items] > 0
+    size = np.bincount(number).astype(np.float64)
+    with_link = np.bincount(number, weights=linked, minlength=size.size)
+    chars = np.bincount(number, weights=nodes.chars[items], minlength=size.size) * scale
+    comments = np.bincount(number, weights=found.comment_items[items], minlength=size.size)
+    is_list = (size >= LIST_ITEMS) & (with_link >= 0.8 * size) & (comments == 0)
+    is_list &= (chars >= LIST_ITEM_CHARS * size) & (chars <= LIST_ITEM_MAX_CHARS * size)
+    inside = np.zeros(len(nodes), dtype=bool)
+    inside[items] = is_list[number]
+    return int(size[is_list].max()) if is_list.any() else 0, nodes.with_descendants(inside)
 
 
 def _prose(nodes: NodeTable, scale: float) -> tuple[int, float, float]:
@@ -402,7 +461,7 @@ def page_evidence(document: Document, labelling: Labelling) -> PageEvidence:
         net_text_length=labelling.content_chars - labelling.link_chars,
         text_scale=scale,
         link_share=int(nodes.link_chars[0]) / total if total else 0.0,
-        **dataclasses.asdict(teasers),
+        **dict(zip(_TEASER_FIELDS, _TEASER_VALUES(teasers), strict=True)),
         prose_paragraphs=paragraphs,
         prose_share=share,
         prose_block=block,
@@ -532,6 +591,13 @@ class OverviewModel:
         return 1.0 / (1.0 + np.exp(-logit))
 
     @cached_property
+    def _listed(self) -> tuple[int, ...]:
+        """Positions of the features that say the page holds teasers or lists."""
+        return tuple(
+            i for i, name in enumerate(self.features) if name in ("teaser_share", "list_share")
+        )
+
+    @cached_property
     def _signals(self) -> np.ndarray:
         return np.array([name in SIGNALS for name in self.features])
 
@@ -544,8 +610,9 @@ class OverviewModel:
         The page's declarations and URL (:data:`SIGNALS`) are evidence, never decisive
         alone: a page is called overview only if its structure alone (those features at
         their neutral value, absent) scores at least the uncertain threshold. And a
-        listing has many items, not few characters: a page without any teaser structure
-        (``teaser_share`` 0) is never called overview, however little prose it has. A
+        listing has many items, not few characters: a page without any teaser or list
+        structure (``teaser_share`` and ``list_share`` 0) is never called overview, however
+        little prose it has. A
         page over the drop threshold that fails either test is uncertain.
         """
         drop = self.threshold if drop is None else drop
@@ -554,8 +621,8 @@ class OverviewModel:
         structure = self.probability(np.where(self._signals, self._reference, x))
         code = (score >= uncertain).astype(np.int8)
         listing = (score >= drop) & (structure >= uncertain)
-        if "teaser_share" in self.features:
-            listing &= x[..., self.features.index("teaser_share")] > 0
+        if self._listed:
+            listing &= (x[..., list(self._listed)] > 0).any(axis=-1)
         code[listing] = 2
         return score, code
 
@@ -585,7 +652,10 @@ _REASONS: Mapping[str, str] = {
     "main_teaser_share": "teasers hold {main_teaser_share:.0%} of the main content",
     "main_link_share": "links hold {main_link_share:.0%} of the main content",
     "main_prose": "{main_prose} long paragraphs in the main content",
-    "free_prose": "{free_prose:.0f} chars of long paragraphs outside teasers and comments",
+    "free_prose": "{free_prose:.0f} chars of long paragraphs outside teasers, lists, comments",
+    "list_items": "a list of {list_items} linked items",
+    "list_share": "lists of linked items hold {list_share:.0%} of the text",
+    "list_over_prose": "teasers or lists hold {list_over_prose:.0%} of the text beside the prose",
     "prose_block_share": "largest block of long paragraphs: {prose_block_share:.0%} of the text",
     "title_repeats_heading": "the title repeats the h1",
     "declares_article": "declares an article (og:type, schema.org)",
