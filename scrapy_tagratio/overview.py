@@ -125,12 +125,14 @@ LISTING_TYPES = frozenset({"CollectionPage", "ItemList", "SearchResultsPage", "B
 _JSONLD_TYPE = re.compile(r'"@type"\s*:\s*\[?\s*"([^"]+)"')
 #: ``<meta>`` names and properties that carry a publication time (articles have one).
 _PUBLISHED_META = frozenset({"article:published_time", "datepublished", "pubdate", "date"})
+#: A ``rel`` attribute (all of a page's, joined by spaces) that links a next or previous page.
+_REL_PAGINATION = re.compile(r"(?:^|\s)(?:next|prev)(?=\s|$)", re.I)
 
 #: Path segments and query keys of listings in the URL conventions of web software.
 _LISTING_SEGMENTS = frozenset(
     {
         "tag", "tags", "category", "categories", "cat", "section", "sections", "topic",
-        "topics", "archive", "archives", "author", "authors", "search", "page", "paged",
+        "topics", "archive", "archives", "author", "authors", "search", "paged",
         "list", "forum", "forums", "board", "date", "events", "collection", "shop",
     }
 )  # fmt: skip
@@ -160,7 +162,13 @@ def text_scale(document: Document) -> float:
 
 
 def url_shape(url: str | None) -> str:
-    """``"home"``, ``"listing"``, ``"article"`` or ``""`` (unknown or undecided)."""
+    """``"home"``, ``"listing"``, ``"article"`` or ``""`` (unknown or undecided).
+
+    Pagination (``/page/2``, ``?page=3``) makes a listing; otherwise an article's marks
+    (a long number, a slug of four words or more, a date path) win over the listing words
+    of the path and query: web software files articles under its listing paths
+    (``/forum/discussion/<slug>-338679``, ``/archive/2020/08/<slug>``, ``?cat=1&id=13066``).
+    """
     if not url:
         return ""
     parts = urlsplit(url.strip())
@@ -168,13 +176,8 @@ def url_shape(url: str | None) -> str:
     query = parse_qsl(parts.query)
     if not query and (not segments or (len(segments) == 1 and _INDEX_FILE.fullmatch(segments[0]))):
         return "home"
-    paginated = _PAGINATED_PATH.search(parts.path) is not None or any(
+    if _PAGINATED_PATH.search(parts.path) is not None or any(
         key.lower() in _PAGE_KEYS and value.isdigit() and len(value) <= 3 for key, value in query
-    )
-    if (
-        paginated
-        or any(s.lower() in _LISTING_SEGMENTS for s in segments)
-        or any(key.lower() in _LISTING_KEYS for key, _ in query)
     ):
         return "listing"
     slug = max((len(_SLUG_SEPARATOR.findall(s)) for s in segments), default=0)
@@ -184,6 +187,10 @@ def url_shape(url: str | None) -> str:
         or (_DATE_PATH.search(parts.path) and len(segments) >= 4)
     ):
         return "article"
+    if any(s.lower() in _LISTING_SEGMENTS for s in segments) or any(
+        key.lower() in _LISTING_KEYS for key, _ in query
+    ):
+        return "listing"
     return ""
 
 
@@ -325,9 +332,8 @@ def teaser_evidence(document: Document, labelling: Labelling, scale: float) -> T
     unlinked = (nodes.chars - nodes.link_chars) * scale
     total = float(nodes.chars[0]) if len(nodes) else 0.0
     groups = found.group[teaser_items]
-    is_anchor = nodes.tag_mask(("a",))
-    heading_links = nodes.tag_mask(HEADING_TAGS) & teaser
-    heading_links &= nodes.subtree_sum(is_anchor) > 0
+    holds_link = nodes.subtree_sum(nodes.tag_mask(("a",))) > 0
+    heading_links = nodes.tag_mask(HEADING_TAGS) & teaser & holds_link
     content = labelling.content_nodes
     if content is None:  # an algorithm without a node mask: the whole page
         content = np.ones(len(nodes), dtype=bool)
@@ -336,13 +342,10 @@ def teaser_evidence(document: Document, labelling: Labelling, scale: float) -> T
     block_text = np.bincount(
         owner, weights=(nodes.own_chars - nodes.own_link_chars) * content, minlength=len(nodes)
     )
-    list_items, listed = _lists(nodes, found, scale)
+    list_items, listed = _lists(nodes, found, holds_link, scale)
     outside = ~teaser & ~found.comment & ~listed
     prose = (block_text * scale >= LONG_PARAGRAPH) & outside
-    page_text = (
-        np.bincount(owner, weights=nodes.own_chars - nodes.own_link_chars, minlength=len(nodes))
-        * scale
-    )
+    page_text = (nodes.block_chars - nodes.block_link_chars) * scale
     free = np.where((page_text >= LONG_PARAGRAPH) & outside, page_text, 0.0)
     return TeaserEvidence(
         teasers=int(teaser_items.size),
@@ -362,7 +365,9 @@ def teaser_evidence(document: Document, labelling: Labelling, scale: float) -> T
     )
 
 
-def _lists(nodes: NodeTable, found: Structures, scale: float) -> tuple[int, np.ndarray]:
+def _lists(
+    nodes: NodeTable, found: Structures, holds_link: np.ndarray, scale: float
+) -> tuple[int, np.ndarray]:
     """The size of the largest list and every node inside a list: groups of at least
     :data:`LIST_ITEMS` repeated siblings that nearly all hold a link, no comment thread,
     whose items hold :data:`LIST_ITEM_CHARS` to :data:`LIST_ITEM_MAX_CHARS` on average.
@@ -372,7 +377,7 @@ def _lists(nodes: NodeTable, found: Structures, scale: float) -> tuple[int, np.n
     if not items.size:
         return 0, np.zeros(len(nodes), dtype=bool)
     number = found.group[items]
-    linked = nodes.subtree_sum(nodes.tag_mask(("a",)))[items] > 0
+    linked = holds_link[items]
     size = np.bincount(number).astype(np.float64)
     with_link = np.bincount(number, weights=linked, minlength=size.size)
     chars = np.bincount(number, weights=nodes.chars[items], minlength=size.size) * scale
@@ -388,9 +393,8 @@ def _prose(nodes: NodeTable, scale: float) -> tuple[int, float, float]:
     """Long paragraphs in the longest run, its share of the page's text, and the
     largest set of long paragraphs under one parent (scaled characters)."""
     n = len(nodes)
-    owner = nodes.block
-    text = np.bincount(owner, weights=nodes.own_chars - nodes.own_link_chars, minlength=n) * scale
-    links = np.bincount(owner, weights=nodes.own_link_chars, minlength=n) * scale
+    text = (nodes.block_chars - nodes.block_link_chars) * scale
+    links = nodes.block_link_chars * scale
     has_text = (text + links) > 0
     block_text, block_links = text[has_text], links[has_text]
     breaks = block_links > block_text
@@ -425,7 +429,7 @@ def _page_signals(document: Document) -> tuple[bool, bool, bool, bool, bool, boo
         if key == "og:type" and not og_type:
             og_type = (content or "").strip().lower()
         published = published or key in _PUBLISHED_META
-    paginated = any(not {"next", "prev"}.isdisjoint(rel.lower().split()) for rel in attributes.rels)
+    paginated = _REL_PAGINATION.search(" ".join(attributes.rels)) is not None
     return (
         bool(types & ARTICLE_TYPES) or og_type == "article",
         bool(types & ITEM_TYPES) or og_type.split(".")[0] in ("product", "video", "book"),

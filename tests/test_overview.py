@@ -305,6 +305,12 @@ def test_declared_types_move_the_score_their_way() -> None:
         ("https://example.com/news/harbour-swim-record-broken", "article"),
         ("https://example.com/story/3000000218734", "article"),
         ("https://example.com/politics/", ""),
+        # Articles filed under listing words (content pages of trafilatura-eval):
+        ("https://example.com/forum/discussion/no-app-store-338679.html", "article"),
+        ("https://example.com/ideas/archive/2020/08/disasters-are-a-warning/", "article"),
+        ("http://example.com/live/news.php?lang=173&cat=154&newid=13066", "article"),
+        ("http://example.com/page/index.php?scroll=About", ""),  # a CMS page, not page 2
+        ("https://example.com/category/news/", "listing"),
         ("", ""),
         (None, ""),
     ],

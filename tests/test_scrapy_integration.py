@@ -467,15 +467,14 @@ def test_example_project_crawl(tmp_path: Path) -> None:
         assert item["tagratio"]["metadata"]["headline"] == headline
         assert item["tagratio"]["metadata"]["language"] == "en"
     # No item from the home page or the section fronts (the links to every article were
-    # on them) unless tagged "uncertain" (kept, not content: a front of two stories, and
-    # the home page read from file://, whose URL says nothing: its structure alone scores
-    # between the two thresholds; served over HTTP as "/index.html" it is dropped, see
-    # the next test); the short "about" page is neither an article nor a listing.
+    # on them) unless tagged "uncertain" (a front of two stories: kept, not content); the
+    # short "about" page is neither an article nor a listing.
     for url, item in by_url.items():
         if url != (SITE / "about.html").as_uri():
             assert (
                 url.endswith("/index.html") and item["tagratio"]["overview_verdict"] == "uncertain"
             )
+    assert (SITE / "index.html").as_uri() not in by_url  # the home page: dropped
 
 
 def test_example_project_on_a_live_site(site: LocalSite, tmp_path: Path) -> None:
