@@ -13,7 +13,7 @@ The combined model is a standardised logistic regression over
 twice, with its URL and without (so one model serves both cases). Inside each training set,
 site-grouped inner folds (:func:`~benchmarks.protocol.inner_folds`) choose the L2 penalty (by
 log-loss) and the two thresholds from out-of-fold probabilities: the drop threshold is the
-lowest score (never under 0.5) at which at most :data:`DROP_RATE` of the training pages that
+lowest score at which at most :data:`DROP_RATE` of the training pages that
 are not overview pages would be dropped, with and without their URL; the uncertain threshold
 the lowest at which at most :data:`UNCERTAIN_RATE` would be dropped or tagged. Nothing
 reported is scored by a model or threshold its own pages helped choose.
@@ -197,14 +197,16 @@ def model_of(
     return OverviewModel(data.names, means, scales, weights, float(intercept[0]), *thresholds)
 
 
-def lowest_threshold(scores: np.ndarray, rate: float, floor: float = 0.0) -> float:
-    """The lowest threshold (at least ``floor``) at which at most ``rate`` of ``scores``
-    are at or above it."""
+def lowest_threshold(scores: np.ndarray, rate: float) -> float:
+    """The lowest threshold at which at most ``rate`` of ``scores`` are at or above it.
+
+    No floor such as 0.5: the cost of a lost article, not the probability's midpoint, sets
+    the threshold (the pool's prior is about 8% overview pages, a crawl's may differ)."""
     allowed = int(np.floor(rate * scores.size))
     ranked = np.sort(scores)[::-1]
     if allowed >= ranked.size:
-        return floor
-    return max(floor, float(np.nextafter(ranked[allowed], 1.0)))
+        return 0.0
+    return float(np.nextafter(ranked[allowed], 1.0))
 
 
 @dataclass(frozen=True)
@@ -235,7 +237,7 @@ def choose(data: Data, train: np.ndarray, seed: int = 0) -> Choice:
     assert best is not None
     penalty, _, held = best
     negatives = held[:, ~data.truth[train]]
-    drop = max(lowest_threshold(row, DROP_RATE, 0.5) for row in negatives)
+    drop = max(lowest_threshold(row, DROP_RATE) for row in negatives)
     uncertain = max(lowest_threshold(row, UNCERTAIN_RATE) for row in negatives)
     return Choice(penalty, drop, min(uncertain, drop))
 
