@@ -14,10 +14,16 @@ page. This module measures evidence on the page itself, from the node table, the
   teaser link, the teasers' share of the page's text and of the extraction's main
   content (a listing's main content is teasers; an article's is its body, whatever rail
   sits beside it);
+* **lists** (:func:`_lists`): many repeated items that each hold a link, longer than a
+  menu's and shorter than a page section: products, forum topics, search results, whose
+  names are no headlines. Measured: the largest list, the lists' share of the page's text,
+  and the share of teasers or lists against them and the long paragraphs outside them
+  (the default extraction leaves teaser lists out of an article's text, so on a listing it
+  keeps a fragment: evidence read off the page itself does not depend on it);
 * **prose**: text cut into layout blocks and blocks into runs at every block that is
   mostly link text: long paragraphs in the longest run, its share of the page's text,
   the largest set of long paragraphs under one parent, long paragraphs in the main
-  content and outside every teaser and comment; whether the ``<title>`` repeats the
+  content and outside every teaser, list and comment; whether the ``<title>`` repeats the
   first ``<h1>``. A listing has many items, not few characters: a short article has
   little prose but no teasers either;
 * **the page's declarations**: ``og:type``, JSON-LD ``@type`` and microdata
