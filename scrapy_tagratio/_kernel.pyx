@@ -37,9 +37,10 @@ cdef enum:
     SRC = 6
     ALT = 7
     SIGNAL = 8
+    STYLE = 9
 
 _CODES = {"class": CLASS, "id": ID, "role": ROLE, "itemprop": ITEMPROP, "href": HREF,
-          "src": SRC, "alt": ALT}
+          "src": SRC, "alt": ALT, "style": STYLE}
 
 cdef enum:
     EVENT_TEXT = 0
@@ -112,12 +113,14 @@ def walk(
                     if found_code is None:
                         key = cetree.namespacedName(<xmlNode*>attr)
                         found_code = codes[<size_t>attr.name] = (
-                            SIGNAL if key in signal_attributes and key != "itemprop"
-                            else _CODES.get(key, OTHER)
+                            _CODES.get(key, SIGNAL if key in signal_attributes else OTHER)
                         )
                     code = found_code
                     if code == SIGNAL:
                         signal = True
+                    elif code == STYLE:  # hides only with one of these words
+                        value = cetree.attributeValue(node, attr).lower()
+                        signal = signal or "none" in value or "hidden" in value
                     elif code != OTHER:
                         value = cetree.attributeValue(node, attr)
                         if code == CLASS:

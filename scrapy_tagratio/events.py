@@ -221,8 +221,9 @@ class _Recorder:
     def read_signals(self, indices: list[int], attribs: list[Any]) -> None:
         """Hidden elements and the page-level attributes of the elements ``indices``
         (document order) whose attributes are ``attribs``. The kernel calls it only for
-        elements with one of :data:`SIGNAL_ATTRIBUTES` or a tag of :data:`SIGNAL_ELEMENTS`:
-        the others have nothing it reads."""
+        elements with one of :data:`SIGNAL_ATTRIBUTES` (a ``style`` only when it holds
+        "none" or "hidden") or a tag of :data:`SIGNAL_ELEMENTS`: the others have nothing
+        it reads."""
         found, tags = self.found, self.tags
         for index, attrib in zip(indices, attribs, strict=True):
             get = attrib.get
