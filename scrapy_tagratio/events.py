@@ -19,7 +19,12 @@ from typing import Any
 import numpy as np
 
 __all__ = [
-    "EVENT_CLOSE", "EVENT_OPEN", "EVENT_TEXT", "KEPT_ATTRIBUTES", "PageAttributes", "PageEvents",
+    "EVENT_CLOSE",
+    "EVENT_OPEN",
+    "EVENT_TEXT",
+    "KEPT_ATTRIBUTES",
+    "PageAttributes",
+    "PageEvents",
 ]
 
 # Event kinds of the document-order stream.
@@ -36,7 +41,14 @@ _CODE_TAGS = frozenset({"script", "style"})
 #: The attributes and elements :meth:`_Recorder.read_signals` reads: an element with none
 #: of these attributes and another tag has nothing for it (the kernel skips it).
 SIGNAL_ATTRIBUTES = (
-    "hidden", "aria-hidden", "style", "itemtype", "onclick", "rel", "datetime", "itemprop",
+    "hidden",
+    "aria-hidden",
+    "style",
+    "itemtype",
+    "onclick",
+    "rel",
+    "datetime",
+    "itemprop",
 )
 SIGNAL_ELEMENTS = ("meta", "script", "html")
 #: Elements whose attributes carry page-level signals: ``meta``, JSON-LD ``script``, and
@@ -92,9 +104,7 @@ class PageAttributes:
     kept: dict[int, tuple[str | None, ...]] = field(default_factory=dict)
     #: Per ``<meta>``: its ``property``, ``name``, ``itemprop`` and ``content`` (None where
     #: absent).
-    metas: list[tuple[str | None, str | None, str | None, str | None]] = field(
-        default_factory=list
-    )
+    metas: list[tuple[str | None, str | None, str | None, str | None]] = field(default_factory=list)
     #: ``rel`` values of ``<link>`` and ``<a>`` elements, and those elements (aligned).
     rels: list[str] = field(default_factory=list)
     rel_owners: list[int] = field(default_factory=list)
@@ -159,8 +169,16 @@ class _Recorder:
     and attributes are read in batches (:meth:`_read_attributes`)."""
 
     __slots__ = (
-        "attribs", "attributed", "check_deadline", "events", "found", "hinted", "hints",
-        "in_code", "tags", "texts",
+        "attribs",
+        "attributed",
+        "check_deadline",
+        "events",
+        "found",
+        "hinted",
+        "hints",
+        "in_code",
+        "tags",
+        "texts",
     )
 
     def __init__(self, check_deadline: Callable[[], None]) -> None:
@@ -332,5 +350,3 @@ def _shape(events: np.ndarray) -> tuple[np.ndarray, ...]:
     pieces = np.full(len(events), -1, dtype=np.int32)
     pieces[texts] = np.arange(len(texts))
     return parent, depth, end, nodes, pieces
-
-

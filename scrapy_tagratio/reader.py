@@ -22,6 +22,7 @@ compiled for (:func:`kernel_status`); ``TAGRATIO_READER=target`` forces the pure
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 from collections.abc import Callable
@@ -34,21 +35,29 @@ from .events import (
     _BATCH,
     _HINTS,
     _TAG_NAMES,
-    SIGNAL_ATTRIBUTES,
-    SIGNAL_ELEMENTS,
     EVENT_CLOSE,
     EVENT_OPEN,
     EVENT_TEXT,
     KEPT_ATTRIBUTES,
+    SIGNAL_ATTRIBUTES,
+    SIGNAL_ELEMENTS,
     PageAttributes,
     PageEvents,
-    _is_hidden,
     _Recorder,
 )
 
 __all__ = [
-    "EVENT_CLOSE", "EVENT_OPEN", "EVENT_TEXT", "KEPT_ATTRIBUTES", "READERS", "PageAttributes",
-    "PageEvents", "kernel_status", "parse_html", "parser_input", "read_page",
+    "EVENT_CLOSE",
+    "EVENT_OPEN",
+    "EVENT_TEXT",
+    "KEPT_ATTRIBUTES",
+    "READERS",
+    "PageAttributes",
+    "PageEvents",
+    "kernel_status",
+    "parse_html",
+    "parser_input",
+    "read_page",
 ]
 
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>", re.I)
@@ -58,8 +67,12 @@ _TITLE_TEXT = re.compile(r"<title\b[^>]*>[^<]*", re.I)
 _TITLE_CLOSE = re.compile(r"</title\s*>|$", re.I)
 #: libxml2's options, the same for the tree and the events.
 _OPTIONS: dict[str, Any] = {
-    "encoding": "utf-8", "remove_comments": True, "remove_pis": True, "huge_tree": True,
-    "no_network": True, "default_doctype": False,
+    "encoding": "utf-8",
+    "remove_comments": True,
+    "remove_pis": True,
+    "huge_tree": True,
+    "no_network": True,
+    "default_doctype": False,
 }
 #: Characters handed to the parser at a time.
 _FEED_CHARS = 1 << 20
@@ -114,10 +127,10 @@ def _load_kernel() -> tuple[ModuleType | None, str]:
     """The compiled kernel and why (not): it is used only against the lxml and libxml2
     versions (major.minor) it was built with, whose node structs and C API it reads."""
     try:
-        from . import _kernel  # type: ignore[attr-defined]
+        kernel = importlib.import_module("._kernel", __package__)
     except ImportError as exc:
         return None, f"not built ({exc})"
-    lxml_built, libxml_built = _kernel.BUILT_AGAINST
+    lxml_built, libxml_built = kernel.BUILT_AGAINST
     running = (etree.LXML_VERSION[:2], etree.LIBXML_VERSION[:2])
     built = (
         tuple(int(part) for part in lxml_built.split(".")[:2]),
@@ -125,7 +138,7 @@ def _load_kernel() -> tuple[ModuleType | None, str]:
     )
     if built != running:
         return None, f"built against lxml/libxml2 {built}, running {running}"
-    return _kernel, f"built against lxml {lxml_built}, libxml2 {libxml_built}"
+    return kernel, f"built against lxml {lxml_built}, libxml2 {libxml_built}"
 
 
 _KERNEL, _KERNEL_STATUS = _load_kernel()
