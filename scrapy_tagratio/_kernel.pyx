@@ -13,6 +13,8 @@ what the module was compiled for only then).
 """
 
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_FromStringAndSize, PyByteArray_Resize
+from cpython.mem cimport PyMem_Free, PyMem_Realloc
+from libc.stdint cimport int32_t
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.string cimport strlen
 
@@ -52,6 +54,36 @@ cdef inline str _text(const char* content):
     return PyUnicode_DecodeUTF8(content, strlen(content), NULL)
 
 
+cdef class _Ints:
+    """A growing array of int32, handed over as a bytearray (numpy reads it in place)."""
+
+    cdef int32_t* data
+    cdef Py_ssize_t size, capacity
+
+    def __cinit__(self):
+        self.capacity = 1024
+        self.data = <int32_t*>PyMem_Realloc(NULL, self.capacity * sizeof(int32_t))
+        if self.data is NULL:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        PyMem_Free(self.data)
+
+    cdef inline int append(self, int32_t value) except -1:
+        cdef int32_t* grown
+        if self.size == self.capacity:
+            grown = <int32_t*>PyMem_Realloc(self.data, 2 * self.capacity * sizeof(int32_t))
+            if grown is NULL:
+                raise MemoryError()
+            self.data, self.capacity = grown, 2 * self.capacity
+        self.data[self.size] = value
+        self.size += 1
+        return 0
+
+    cdef bytearray take(self):
+        return PyByteArray_FromStringAndSize(<char*>self.data, self.size * sizeof(int32_t))
+
+
 def walk(
     cetree._Element root, recorder, tag_names, hint_names, signal_attributes,
     signal_elements, int batch,
@@ -64,8 +96,9 @@ def walk(
     (``recorder.check_deadline`` between batches).
 
     ``tag_names`` and ``hint_names`` map lxml's tag and the raw hint string to the shared,
-    lower-cased strings the recorder keeps. Returns the deepest element's depth (libxml2's
-    tree stops nesting at a cap; the caller compares)."""
+    lower-cased strings the recorder keeps. ``recorder.shape`` gets the tree's shape (as
+    ``events._shape`` would derive it from the events, int32 bytes). Returns the deepest
+    element's depth (libxml2's tree stops nesting at a cap; the caller compares)."""
     cdef xmlNode* node = root._c_node
     cdef xmlAttr* attr
     cdef list tags = recorder.tags
@@ -81,6 +114,11 @@ def walk(
     cdef char* out = PyByteArray_AS_STRING(events)
     cdef Py_ssize_t n_events = 0, capacity = 1024, index, attributed = 0
     cdef int depth = 0, deepest = 0, code
+    # The tree's shape, as events._shape derives it from the events: per element its
+    # parent, depth and subtree end; per event its element and run of text.
+    cdef _Ints parents = _Ints(), depths = _Ints(), ends = _Ints()
+    cdef _Ints owners = _Ints(), pieces = _Ints(), stack = _Ints()  # stack: open elements
+    cdef bint outside = False
     cdef bint in_code = False, signal, has_kept
     cdef str name, text, key, value
     cdef object klass, ident, role, itemprop, href, src, alt
@@ -102,6 +140,11 @@ def walk(
             tags.append(name)
             out[n_events] = EVENT_OPEN
             n_events += 1
+            parents.append(stack.data[stack.size - 1] if stack.size else -1)
+            depths.append(stack.size)
+            ends.append(0)
+            owners.append(index)
+            pieces.append(-1)
             in_code = name == "script" or name == "style"
             if node.properties is not NULL:
                 klass = ident = role = itemprop = ""
@@ -164,6 +207,7 @@ def walk(
                     signal_indices.clear()
                     signal_attribs.clear()
             if node.children is not NULL:
+                stack.append(index)
                 node = node.children
                 depth += 1
                 if depth > deepest:
@@ -171,6 +215,9 @@ def walk(
                 continue
             out[n_events] = EVENT_CLOSE
             n_events += 1
+            owners.append(index)
+            pieces.append(-1)
+            ends.data[index] = index + 1
             in_code = False
         elif node.type == tree.XML_TEXT_NODE or node.type == tree.XML_CDATA_SECTION_NODE:
             if not in_code and node.content is not NULL:
@@ -181,6 +228,9 @@ def walk(
                     texts.append(text)
                     out[n_events] = EVENT_TEXT
                     n_events += 1
+                    owners.append(stack.data[stack.size - 1] if stack.size else -1)
+                    pieces.append(len(texts) - 1)
+                    outside = outside or not stack.size
         # Next in document order: the next sibling, else close the ancestors without one.
         while node.next is NULL and depth:
             node = node.parent
@@ -191,6 +241,11 @@ def walk(
                 out = PyByteArray_AS_STRING(events)
             out[n_events] = EVENT_CLOSE
             n_events += 1
+            stack.size -= 1
+            index = stack.data[stack.size]
+            owners.append(index)
+            pieces.append(-1)
+            ends.data[index] = len(tags)
             in_code = False
         node = node.next
     check_deadline()
@@ -198,4 +253,8 @@ def walk(
     recorder.hinted.extend(hinted)
     PyByteArray_Resize(events, n_events)
     recorder.events = events
+    if not outside:  # else events._shape derives it, dropping the text outside
+        recorder.shape = tuple(
+            part.take() for part in (parents, depths, ends, owners, pieces)
+        )
     return deepest

@@ -13,100 +13,33 @@ start tags of the source (:mod:`.source`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 import numpy as np
 
-__all__ = ["BLOCK_TAGS", "LINK_TAGS", "SKIPPED_TAGS", "VOID_TAGS"]
+__all__ = ["BLOCK_TAGS", "LINK_TAGS", "SKIPPED_TAGS", "VOID_TAGS", "TagClasses"]
 
 #: Elements whose subtree is never content (cleaning before any count).
 SKIPPED_TAGS = frozenset(
     {
-        "script",
-        "style",
-        "noscript",
-        "template",
-        "head",
-        "title",
-        "meta",
-        "link",
-        "base",
-        "iframe",
-        "object",
-        "embed",
-        "svg",
-        "math",
-        "canvas",
-        "audio",
-        "video",
-        "source",
-        "track",
-        "map",
-        "param",
-        "frameset",
-        "frame",
-        "dialog",
-        "textarea",
+        "script", "style", "noscript", "template", "head", "title", "meta", "link", "base",
+        "iframe", "object", "embed", "svg", "math", "canvas", "audio", "video", "source",
+        "track", "map", "param", "frameset", "frame", "dialog", "textarea",
     }
-)
+)  # fmt: skip
 
 
 #: Elements laid out as blocks: text of neighbouring blocks is separated by a newline.
 BLOCK_TAGS = frozenset(
     {
-        "address",
-        "article",
-        "aside",
-        "blockquote",
-        "body",
-        "caption",
-        "center",
-        "dd",
-        "details",
-        "dialog",
-        "dir",
-        "div",
-        "dl",
-        "dt",
-        "fieldset",
-        "figcaption",
-        "figure",
-        "footer",
-        "form",
-        "h1",
-        "h2",
-        "h3",
-        "h4",
-        "h5",
-        "h6",
-        "header",
-        "hgroup",
-        "hr",
-        "html",
-        "li",
-        "main",
-        "menu",
-        "nav",
-        "ol",
-        "p",
-        "pre",
-        "section",
-        "summary",
-        "table",
-        "tbody",
-        "td",
-        "tfoot",
-        "th",
-        "thead",
-        "tr",
-        "ul",
-        "br",
-        "legend",
-        "option",
-        "select",
-        "textarea",
+        "address", "article", "aside", "blockquote", "body", "caption", "center", "dd",
+        "details", "dialog", "dir", "div", "dl", "dt", "fieldset", "figcaption", "figure",
+        "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup", "hr",
+        "html", "li", "main", "menu", "nav", "ol", "p", "pre", "section", "summary",
+        "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul", "br", "legend",
+        "option", "select", "textarea",
     }
-)
+)  # fmt: skip
 
 
 #: Elements counted as hyperlinks (CETD 4.3: buttons and drop-down lists act as links).
@@ -124,8 +57,24 @@ VOID_TAGS = frozenset(
 )  # fmt: skip
 
 
+class TagClasses:
+    """The tag names of a run of elements as small integers (in order of first use), so
+    that each set of names (:data:`SKIPPED_TAGS`, :data:`BLOCK_TAGS`, ...) is tested once
+    per distinct name and spread by one lookup, not once per element."""
+
+    def __init__(self, tags: Sequence[str]) -> None:
+        codes = {tag: code for code, tag in enumerate(dict.fromkeys(tags))}
+        self.names = list(codes)
+        self.codes = np.fromiter(map(codes.__getitem__, tags), np.intp, len(tags))
+
+    def mask(self, names: Collection[str]) -> np.ndarray:
+        """Boolean per element: its tag is one of ``names``."""
+        table = np.fromiter(map(names.__contains__, self.names), bool, len(self.names))
+        return table[self.codes]
+
+
 def _dropped(
-    tags: Sequence[str],
+    tags: TagClasses,
     hidden: Sequence[int] | np.ndarray,
     holds_block_content: Callable[[np.ndarray], np.ndarray],
 ) -> np.ndarray:
@@ -134,15 +83,14 @@ def _dropped(
     (indices), except a ``noscript`` for which ``holds_block_content(indices)`` is True
     (libxml2 can swallow the page into an unclosed ``<noscript>``). The node table applies
     it to the parsed elements, the source view to the start tags of the source."""
-    n = len(tags)
-    skip = np.fromiter(map(SKIPPED_TAGS.__contains__, tags), bool, n)
-    noscripts = np.flatnonzero(skip & np.fromiter(map("noscript".__eq__, tags), bool, n))
+    skip = tags.mask(SKIPPED_TAGS)
+    noscripts = np.flatnonzero(tags.mask(("noscript",)))
     if noscripts.size:
         skip[noscripts] = ~holds_block_content(noscripts)
     skip[np.asarray(hidden, dtype=np.intp)] = True
     return skip
 
 
-def _block_content(tags: Sequence[str]) -> np.ndarray:
+def _block_content(tags: TagClasses) -> np.ndarray:
     """Boolean per element: one of the tags whose presence marks a noscript as content."""
-    return np.fromiter(map(_BLOCK_CONTENT_TAGS.__contains__, tags), bool, len(tags))
+    return tags.mask(_BLOCK_CONTENT_TAGS)

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 from lxml import etree
 
-from .cleaning import BLOCK_TAGS, LINK_TAGS, VOID_TAGS, _block_content, _dropped
+from .cleaning import BLOCK_TAGS, LINK_TAGS, VOID_TAGS, TagClasses, _block_content, _dropped
 from .decoding import _decode, _refuse_binary, decode_html
 from .errors import ExtractionError
 from .events import EVENT_CLOSE, EVENT_OPEN, EVENT_TEXT, KEPT_ATTRIBUTES, PageEvents
@@ -187,10 +187,11 @@ class Document:
         end = page.end
         # Cleaning: the subtrees of dropped elements go, their tails stay. A hidden
         # element holding most of the page is not dropped (see _hidden_to_skip).
+        classes = TagClasses(tags)
         skip = _dropped(
-            tags,
+            classes,
             _hidden_to_skip(page, body),
-            lambda noscripts: _subtree_sum(end, _block_content(tags))[noscripts] > 0,
+            lambda noscripts: _subtree_sum(end, _block_content(classes))[noscripts] > 0,
         )
         skip[body] = False
         positions = np.arange(n)
@@ -203,7 +204,7 @@ class Document:
         parent = page.parent[kept]
         parent = np.where(parent >= body, kept_before[np.maximum(parent, 0)], -1)
         end = kept_before[end[kept]]
-        is_link = np.fromiter(map(LINK_TAGS.__contains__, table_tags), bool, m)
+        is_link = classes.mask(LINK_TAGS)[kept]
         link_from = is_link.copy()
         link_from[0] = False  # the walk starts outside any link
         in_link = _subtree_mask(end, link_from)
@@ -233,7 +234,7 @@ class Document:
             own_chars=own,
             own_link_chars=own_link,
             is_link=is_link,
-            is_block=np.fromiter(map(BLOCK_TAGS.__contains__, table_tags), bool, m),
+            is_block=classes.mask(BLOCK_TAGS)[kept],
             chars=_subtree_sum(end, own).astype(np.int32),
             link_chars=_subtree_sum(end, own_link).astype(np.int32),
             tags=(end - table_positions - 1).astype(np.int32),

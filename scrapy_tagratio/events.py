@@ -177,6 +177,7 @@ class _Recorder:
         "hinted",
         "hints",
         "in_code",
+        "shape",
         "tags",
         "texts",
     )
@@ -192,6 +193,9 @@ class _Recorder:
         self.hints: list[str] = []
         self.found = PageAttributes()
         self.in_code = False
+        #: The shape of the tree when a reader knows it (the kernel), as the bytes of five
+        #: int32 arrays: parent, depth, end, nodes, pieces (see :func:`_shape`).
+        self.shape: tuple[bytearray, ...] | None = None
 
     def start(self, tag: str, attrib: Any) -> None:
         tags = self.tags
@@ -280,7 +284,11 @@ class _Recorder:
         tags = self.tags
         events = np.frombuffer(self.events, dtype=np.int8) if self.events else np.zeros(0, np.int8)
         texts = self.texts
-        parent, depth, end, nodes, pieces = _shape(events)
+        if self.shape is not None:
+            shape = tuple(np.frombuffer(part, dtype=np.int32) for part in self.shape)
+        else:
+            shape = _shape(events)
+        parent, depth, end, nodes, pieces = shape
         outside = np.flatnonzero((nodes < 0) & (events == EVENT_TEXT))
         if outside.size:  # white space between roots (after "</html>"): see _drop_texts
             events, texts = _drop_texts(events, texts, pieces, outside)

@@ -14,7 +14,7 @@ from html import unescape
 
 import numpy as np
 
-from .cleaning import BLOCK_TAGS, VOID_TAGS, _block_content, _dropped
+from .cleaning import BLOCK_TAGS, VOID_TAGS, TagClasses, _block_content, _dropped
 from .events import _is_hidden
 
 __all__ = ["SourceView", "normalise_text", "source_view", "span_run_lengths", "strip_tags"]
@@ -234,7 +234,7 @@ def _dropped_spans(source: SourceView) -> tuple[np.ndarray, np.ndarray]:
     name_ids = np.fromiter(map(ids.__getitem__, source.tag_names), np.intp, len(source.tag_names))
     closing = source.code_points[source.tag_starts + 1] == 0x2F
     opens = np.flatnonzero(~closing)
-    tags = [source.tag_names[i] for i in opens.tolist()]
+    tags = TagClasses([source.tag_names[i] for i in opens.tolist()])
     open_starts, open_ends = source.tag_starts[opens], source.tag_ends[opens]
     words = _hiding_words(source)
     holder = np.searchsorted(open_starts, words, side="right") - 1
@@ -255,7 +255,7 @@ def _dropped_spans(source: SourceView) -> tuple[np.ndarray, np.ndarray]:
         return np.searchsorted(block_starts, stops) > after_start
 
     skip = _dropped(tags, hidden, holds_block_content)
-    skip &= ~np.fromiter(map(_NEVER_DROPPED.__contains__, tags), bool, len(tags))
+    skip &= ~tags.mask(_NEVER_DROPPED)
     dropped = opens[skip]
     if not dropped.size:
         return empty, empty
