@@ -449,6 +449,7 @@ class _Dispatcher(threading.Thread):
                 return False
             # The pipe closed: the process died.
             worker.process.join(1)
+            worker.job = None
             if job is not None:
                 job.future.set_result(
                     _failed(
@@ -467,6 +468,7 @@ class _Dispatcher(threading.Thread):
             and self.timeout is not None
             and time.monotonic() - job.started >= self.timeout
         ):
+            worker.job = None
             job.future.set_result(
                 _failed(
                     "worker_timeout",
