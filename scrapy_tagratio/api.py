@@ -34,6 +34,7 @@ def extract(
     metadata: bool = True,
     now: datetime | None = None,
     site_memory: SiteMemory | None = None,
+    held: bool = False,
     **params: Any,
 ) -> Extraction:
     """Find the main content of one page.
@@ -62,6 +63,9 @@ def extract(
         site_memory: the crawl's memory of the sites' templates: blocks of this page seen
             on other pages of its site (``url``'s) are left out of the content, and the
             page's blocks are recorded for the pages to come. None: the page alone.
+        held: the page was recorded in ``site_memory`` when it first arrived and is read
+            again now that more pages of its site are known (the crawl's cold-start hold):
+            its own sighting is left out and it is not recorded a second time.
         **params: the algorithm's parameters (see ``python -m scrapy_tagratio algorithms``).
 
     Raises:
@@ -86,11 +90,14 @@ def extract(
     template_chars = 0
     if site_memory is not None and url is not None:
         site = site_memory.site_of(url)
-        if site is not None and not site_memory.is_revisit(site, url):
+        if site is not None and (held or not site_memory.is_revisit(site, url)):
             blocks, fingerprints = page_fingerprints(document)
-            template = site_memory.template_blocks(site, document, blocks, fingerprints)
+            template = site_memory.template_blocks(
+                site, document, blocks, fingerprints, recorded=held
+            )
             labelling, template_chars = discount_template(document, labelling, template)
-            site_memory.record(site, fingerprints, url)
+            if not held:
+                site_memory.record(site, fingerprints, url)
     content = labelling.content_nodes
     found = (
         read_metadata(

@@ -49,6 +49,10 @@ TAGRATIO_SITE_MEMORY_MIN_PAGES fitted         other pages of the site a block mu
                                               on to be template
 TAGRATIO_SITE_MEMORY_MAX_SITES 2000           sites remembered (least recently used go)
 TAGRATIO_SITE_MEMORY_ENTRIES   4096           block fingerprints remembered per site
+TAGRATIO_SITE_MEMORY_HOLD      0              cold start: the items of a page that knew fewer
+                                              than N other pages of its site wait until N
+                                              did (0: off), then it is read again
+TAGRATIO_SITE_MEMORY_HOLD_SECONDS 30.0        longest wait of a held page
 =============================  =============  ===============================================
 """
 
@@ -117,6 +121,8 @@ DEFAULTS: Mapping[str, Any] = {
     "TAGRATIO_SITE_MEMORY_MIN_PAGES": None,
     "TAGRATIO_SITE_MEMORY_MAX_SITES": 2000,
     "TAGRATIO_SITE_MEMORY_ENTRIES": 4096,
+    "TAGRATIO_SITE_MEMORY_HOLD": 0,
+    "TAGRATIO_SITE_MEMORY_HOLD_SECONDS": 30.0,
 }
 #: Settings a request may override in ``meta["tagratio_settings"]`` (the worker pool, the
 #: site memory's shape and the pipeline's source field belong to the whole crawl; a request
@@ -130,6 +136,8 @@ PER_REQUEST = frozenset(DEFAULTS) - {
     "TAGRATIO_SITE_MEMORY_MIN_PAGES",
     "TAGRATIO_SITE_MEMORY_MAX_SITES",
     "TAGRATIO_SITE_MEMORY_ENTRIES",
+    "TAGRATIO_SITE_MEMORY_HOLD",
+    "TAGRATIO_SITE_MEMORY_HOLD_SECONDS",
 }
 
 
@@ -331,6 +339,10 @@ class TagRatioSettings:
     site_memory: bool
     #: The arguments of the crawl's :class:`SiteMemory` (validated).
     site_memory_options: Mapping[str, Any]
+    #: Cold start: pages of a site held until this many other pages were seen (0: off) ...
+    site_memory_hold: int
+    #: ... or this many seconds passed.
+    site_memory_hold_seconds: float
     #: The raw values these were validated from (what per-request overrides merge into).
     raw: Mapping[str, Any] = dataclasses.field(repr=False, compare=False)
 
@@ -459,6 +471,12 @@ class TagRatioSettings:
             or None,
             site_memory=_bool("TAGRATIO_SITE_MEMORY", raw["TAGRATIO_SITE_MEMORY"]),
             site_memory_options=_site_memory_options(raw),
+            site_memory_hold=_count("TAGRATIO_SITE_MEMORY_HOLD", raw["TAGRATIO_SITE_MEMORY_HOLD"]),
+            site_memory_hold_seconds=_number(
+                "TAGRATIO_SITE_MEMORY_HOLD_SECONDS",
+                raw["TAGRATIO_SITE_MEMORY_HOLD_SECONDS"],
+                integer=False,
+            ),
             raw=raw,
         )
 

@@ -270,12 +270,22 @@ class SiteMemory:
         return entry.counts(fingerprints)
 
     def template_blocks(
-        self, site: str, document: Document, blocks: np.ndarray, fingerprints: np.ndarray
+        self,
+        site: str,
+        document: Document,
+        blocks: np.ndarray,
+        fingerprints: np.ndarray,
+        *,
+        recorded: bool = False,
     ) -> np.ndarray:
         """The blocks of a page of ``site`` (from :func:`page_fingerprints`) that are template:
         seen on ``min_pages`` other pages of the site, long blocks on one more; none when
-        the page is a copy of one seen before. Call it before :meth:`record` of the page."""
+        the page is a copy of one seen before. Call it before :meth:`record` of the page,
+        or with ``recorded`` for a page recorded already (a page held at the cold start and
+        read again): its own sighting, one per distinct fingerprint, is left out."""
         counts = self.counts(site, fingerprints)
+        if recorded:
+            counts = np.maximum(counts - 1, 0)
         chars = document.nodes.block_chars[blocks]
         long = chars >= self.long_block_chars
         long_chars = chars[long].sum()

@@ -303,3 +303,108 @@ def test_a_crawl_learns_the_sites_template(
     assert len(discounted) == ARTICLES - first
     texts = {item["url"]: item["main_text"] for item in memory.items}
     assert {item["url"]: item["main_text"] for item in results["workers"].items} == texts
+
+
+# ---------------------------------------------------------------------- the cold-start hold
+class AllAtOnceSpider(scrapy.Spider):
+    """Requests every article of the index at once (async callbacks: Scrapy runs their
+    items through the spider middlewares' async path, where the hold works)."""
+
+    name = "all-at-once"
+
+    def __init__(self, base_url: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.base_url = base_url
+
+    async def start(self) -> AsyncIterator[Any]:
+        yield scrapy.Request(self.base_url + "/index.html", callback=self.parse_index)
+
+    async def parse_index(self, response: scrapy.http.Response) -> AsyncIterator[Any]:
+        for href in response.css("a.story::attr(href)").getall():
+            yield response.follow(href)
+
+    async def parse(self, response: scrapy.http.Response) -> AsyncIterator[Any]:
+        yield {"url": response.url}
+
+
+HOLD = {"TAGRATIO_SITE_MEMORY_HOLD": 4, "TAGRATIO_SITE_MEMORY_HOLD_SECONDS": 60}
+
+
+@pytest.mark.integration
+def test_holding_a_sites_first_pages_removes_the_template_from_them_too(
+    template_site: LocalSite, run_crawls: Callable[..., dict[str, CrawlResult]]
+) -> None:
+    """The index and the first three articles know fewer than 4 other pages of the site:
+    without the hold the first articles keep the newsletter box; with it their items wait
+    until the memory knows 4 other pages and every article loses the box, inline and with
+    worker processes, with the article text kept."""
+    assert SiteMemory().min_pages <= 3  # the box is on 3 other pages once 4 are known
+    spider = "test_site_memory:AllAtOnceSpider"
+    settings = {"ADDONS": {"scrapy_tagratio.Addon": 100}, "CONCURRENT_REQUESTS": 2}
+    args = {"base_url": template_site.base_url}
+    results = run_crawls(
+        [
+            CrawlSpec("no_hold", spider, settings, args),
+            CrawlSpec("hold", spider, {**settings, **HOLD}, args),
+            CrawlSpec("hold_workers", spider, {**settings, **HOLD, "TAGRATIO_WORKERS": 2}, args),
+        ]
+    )
+    for name, result in results.items():
+        assert result.error is None, name
+        assert len(result.items) == ARTICLES, name
+        assert all("Story" in item["main_text"] for item in result.items), name
+    with_box = {
+        name: sum(BRIEFING in item["main_text"] for item in result.items)
+        for name, result in results.items()
+    }
+    assert with_box["no_hold"] > 0
+    assert with_box["hold"] == with_box["hold_workers"] == 0
+    for name in ("hold", "hold_workers"):
+        stats = results[name].stats
+        assert stats["tagratio/site_memory/pages_held"] >= 1, name
+        assert stats.get("tagratio/site_memory/released/pages", 0) >= 1, name
+    assert "tagratio/site_memory/pages_held" not in results["no_hold"].stats
+
+
+@pytest.mark.integration
+def test_held_items_are_never_lost_when_the_crawl_ends_early_or_the_site_is_small(
+    template_site: LocalSite, run_crawls: Callable[..., dict[str, CrawlResult]]
+) -> None:
+    """A crawl closed after 3 pages (CLOSESPIDER_PAGECOUNT) still writes the items of the
+    held articles, and a hold longer than the site (10 pages of a 6-page site) ends when
+    nothing is left to download, not after the 60 s time limit: every article gives its
+    item, with its text."""
+    spider = "test_site_memory:AllAtOnceSpider"
+    settings = {
+        "ADDONS": {"scrapy_tagratio.Addon": 100},
+        "CONCURRENT_REQUESTS": 1,
+        "TAGRATIO_SITE_MEMORY_HOLD_SECONDS": 60,
+    }
+    args = {"base_url": template_site.base_url}
+    results = run_crawls(
+        [
+            CrawlSpec(
+                "closed",
+                spider,
+                {**settings, "TAGRATIO_SITE_MEMORY_HOLD": 4, "CLOSESPIDER_PAGECOUNT": 3},
+                args,
+            ),
+            CrawlSpec("small_site", spider, {**settings, "TAGRATIO_SITE_MEMORY_HOLD": 10}, args),
+        ],
+        timeout=50,
+    )
+    closed = results["closed"]
+    assert closed.error is None
+    assert closed.stats["finish_reason"] == "closespider_pagecount"
+    articles = closed.stats["response_received_count"] - 1  # the index has no item
+    assert articles >= 2
+    assert len(closed.items) == articles
+    assert all("Story" in item["main_text"] for item in closed.items)
+    assert closed.stats["tagratio/site_memory/released/closing"] >= 1
+    small = results["small_site"]
+    assert small.error is None
+    assert len(small.items) == ARTICLES
+    assert small.stats["tagratio/site_memory/released/idle"] >= 1
+    assert "tagratio/site_memory/released/time" not in small.stats
+    elapsed = small.stats["elapsed_time_seconds"]
+    assert elapsed < 30
