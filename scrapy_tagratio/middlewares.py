@@ -457,22 +457,19 @@ class TagRatioSpiderMiddleware(BaseSpiderMiddleware):
     ) -> AsyncIterator[Any]:
         """As the base class does; for a page held at the site memory's cold start
         (:mod:`.hold`) the requests go out at once and the items wait for the memory.
-        (Scrapy before 2.14 runs a sync callback through the sync path: no hold there.)"""
+        (Scrapy 2.13 runs a sync callback's output through the sync path: no hold there.)"""
         hold = response.meta.get(HOLD_META) if response is not None else None
-        if hold is None or self.state.site_memory is None:
-            async for o in super().process_spider_output_async(response, result):
-                yield o
-            return
-        assert response is not None
+        held = hold is not None and self.state.site_memory is not None
         items = []
         async for o in result:
-            if isinstance(o, Request) or not ItemAdapter.is_item(o):
-                if (o := self._get_processed(o, response)) is not None:
-                    yield o
-            else:
+            if held and ItemAdapter.is_item(o):
                 items.append(o)
-        if items:
-            await self._release(response, *hold)
+            elif (o := self._get_processed(o, response)) is not None:
+                yield o
+        if not items:
+            return
+        assert response is not None and hold is not None
+        await self._release(response, *hold)
         for item in items:
             yield self.get_processed_item(item, response)
 
