@@ -141,11 +141,30 @@ def crawl_state(crawler: Crawler, settings: TagRatioSettings) -> CrawlState:
             timeout=settings.worker_timeout,
             max_tasks_per_child=settings.worker_max_tasks,
         )
-        memory = settings.new_site_memory() if settings.site_memory else None
-        state = _STATES[crawler] = CrawlState(pool, memory)
+        state = _STATES[crawler] = CrawlState(pool, _new_memory(crawler, settings))
         pool.start()
         crawler.signals.connect(pool.aclose, signal=signals.spider_closed, weak=False)
     return state
+
+
+def _new_memory(crawler: Crawler, settings: TagRatioSettings) -> SiteMemory | None:
+    """The crawl's site memory: None (TAGRATIO_SITE_MEMORY off), in this process, or in
+    scrapy-redis's Redis (TAGRATIO_SITE_MEMORY_BACKEND = "redis")."""
+    if not settings.site_memory:
+        return None
+    if settings.site_memory_backend == "local":
+        return settings.new_site_memory()
+    try:
+        from .redis_memory import RedisSiteMemory
+
+        return RedisSiteMemory.from_crawler(
+            crawler, settings.site_memory_redis_key, **settings.site_memory_options
+        )
+    except ImportError as exc:
+        raise SettingsError(
+            "TAGRATIO_SITE_MEMORY_BACKEND='redis' needs scrapy-redis and the redis client "
+            f"(pip install 'scrapy-tagratio[redis]'): {exc}"
+        ) from None
 
 
 def overview_drop_reason(extraction: Extraction, settings: TagRatioSettings) -> str | None:

@@ -255,6 +255,25 @@ class TemplateSiteSpider(scrapy.Spider):
 ARTICLES = 5
 
 
+class PathsSpider(scrapy.Spider):
+    """Fetches the given paths (comma-separated) of a site strictly one after another; an
+    item per page."""
+
+    name = "paths"
+
+    def __init__(self, base_url: str, paths: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.urls = [base_url + path for path in paths.split(",")]
+
+    async def start(self) -> AsyncIterator[Any]:
+        yield scrapy.Request(self.urls[0], cb_kwargs={"unread": self.urls[1:]})
+
+    def parse(self, response: scrapy.http.Response, unread: list[str]) -> Iterator[Any]:
+        yield {"url": response.url}
+        if unread:
+            yield scrapy.Request(unread[0], cb_kwargs={"unread": unread[1:]})
+
+
 @pytest.fixture(scope="module")
 def template_site(local_site: Callable[..., LocalSite]) -> LocalSite:
     site = local_site()
