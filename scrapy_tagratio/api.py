@@ -13,7 +13,7 @@ from .formats import markdown_of
 from .metadata import read_metadata
 from .overview import OverviewDetector
 from .result import Extraction
-from .site_memory import SiteMemory, discount_template, page_fingerprints
+from .site_memory import SiteMemory, discount_template, headline_evidence, page_fingerprints
 
 __all__ = ["extract"]
 
@@ -61,8 +61,10 @@ def extract(
             ``title`` the page's ``og:title``, ``<title>`` or first ``<h1>``.
         now: the crawl time: no publication date after it is taken (default: now).
         site_memory: the crawl's memory of the sites' templates: blocks of this page seen
-            on other pages of its site (``url``'s) are left out of the content, and the
-            page's blocks are recorded for the pages to come. None: the page alone.
+            on other pages of its site (``url``'s) are left out of the content, a page
+            linking to many headlines of the site's articles is an overview page, and the
+            page's blocks (and an article's headline) are recorded for the pages to come.
+            None: the page alone.
         held: the page was recorded in ``site_memory`` when it first arrived and is read
             again now that more pages of its site are known (the crawl's cold-start hold):
             its own sighting is left out and it is not recorded a second time.
@@ -84,13 +86,15 @@ def extract(
     )
     labelling = runner.run(document)
     document.check_deadline("the extraction")
-    # The detector judges the page as the algorithm saw it: the same whether or not
-    # earlier pages of the site were seen.
+    # The detector judges the page as the algorithm saw it, whether or not earlier pages
+    # of the site were seen; the site memory adds only the evidence of known headlines.
     verdict = (overview or _DEFAULT_DETECTOR).detect(document, labelling)
     template_chars = 0
-    if site_memory is not None and url is not None:
-        site = site_memory.site_of(url)
-        if site is not None and (held or not site_memory.is_revisit(site, url)):
+    site = site_memory.site_of(url) if site_memory is not None else None
+    if site_memory is not None and site is not None and url is not None:
+        if (overview or _DEFAULT_DETECTOR).site_evidence:
+            verdict = headline_evidence(site_memory, site, document, verdict)
+        if held or not site_memory.is_revisit(site, url):
             blocks, fingerprints = page_fingerprints(document)
             template = site_memory.template_blocks(
                 site, document, blocks, fingerprints, recorded=held
@@ -110,6 +114,8 @@ def extract(
         if metadata
         else None
     )
+    if site_memory is not None and site is not None and not held and verdict.verdict == "content":
+        site_memory.record_headline(site, found.headline if found is not None else document.title)
     total = labelling.total_chars
     return Extraction(
         text=labelling.text,
@@ -135,4 +141,3 @@ def extract(
         template_chars=template_chars,
         block_scores=labelling.block_scores,
     )
-

@@ -211,6 +211,10 @@ class ExtractionPool:
         )
         if site_memory is not None and outcome.site_record is not None:
             site_memory.record(*outcome.site_record)
+            extraction = outcome.extraction
+            if extraction is not None and extraction.overview_verdict == "content":
+                # As extract() records an article's headline in the crawl's memory.
+                site_memory.record_headline(outcome.site_record[0], extraction.title)
         return outcome
 
     def close(self) -> None:

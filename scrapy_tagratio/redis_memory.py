@@ -8,6 +8,8 @@ Counters only, no pickled blobs, under the key prefix ``P`` (TAGRATIO_SITE_MEMOR
   -> the number of pages of the site it was seen on, and ``#pages`` -> pages recorded;
 * ``P:urls:<site>``: a set of the recorded URLs' 8-byte fingerprints (a page captured again
   is known, :meth:`SiteMemory.is_revisit`), at most ``max_entries`` (random ones go);
+* ``P:heads:<site>``: a set of the 8-byte headline fingerprints of the site's articles
+  (:func:`headline_fingerprint`), at most ``max_entries`` (random ones go);
 * ``P:sites``: a sorted set of the sites by last use (least recently used goes first).
 
 One page costs three round trips: whether its URL was recorded (``SISMEMBER``), the counts
@@ -33,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .site_memory import SiteMemory, _Site, _url_fingerprint
+from .site_memory import SiteMemory, _Site, _url_fingerprint, headline_fingerprint
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -137,8 +139,36 @@ class RedisSiteMemory(SiteMemory):
             entry.pages = np.array([int(v) for v in counts.values()], dtype=np.uint32)[order]
             entry.last_seen = np.zeros(len(order), dtype=np.uint32)
         entry.urls = np.frombuffer(b"".join(urls), dtype="<u8").astype(np.uint64)
+        heads = self._call(set(), "read", self.server.smembers, f"{self.key}:heads:{site}")
+        entry.headlines = np.frombuffer(b"".join(heads), dtype="<u8").astype(np.uint64)
         snapshot._sites[site] = entry
         return snapshot
+
+    def headlines(self, site: str) -> int:
+        return int(self._call(0, "read", self.server.scard, f"{self.key}:heads:{site}"))
+
+    def known_headlines(self, site: str, fingerprints: np.ndarray) -> np.ndarray:
+        if not len(fingerprints):
+            return np.zeros(0, dtype=bool)
+        pipe = self.server.pipeline(transaction=False)
+        for fingerprint in np.asarray(fingerprints, dtype="<u8"):
+            pipe.sismember(f"{self.key}:heads:{site}", fingerprint.tobytes())
+        found = self._call([False] * len(fingerprints), "read", pipe.execute)
+        return np.array([bool(f) for f in found], dtype=bool)
+
+    def record_headline(self, site: str, headline: str | None) -> None:
+        fingerprint = headline_fingerprint(headline)
+        if fingerprint is None:
+            return
+        key = f"{self.key}:heads:{site}"
+        pipe = self.server.pipeline(transaction=False)
+        pipe.sadd(key, np.array([fingerprint], dtype="<u8").tobytes())
+        pipe.expire(key, EXPIRE_SECONDS)
+        pipe.scard(key)
+        results = self._call(None, "record a headline", pipe.execute)
+        if results is not None and int(results[-1]) > self.max_entries:
+            excess = int(results[-1]) - self.max_entries
+            self._call(None, "trim headlines", self.server.spop, key, excess)
 
     def record(self, site: str, fingerprints: np.ndarray, url: str | None = None) -> None:
         key = self._site_key(site)
@@ -180,4 +210,6 @@ class RedisSiteMemory(SiteMemory):
     def _drop_oldest(self, count: int) -> None:
         for site, _ in self.server.zpopmin(f"{self.key}:sites", count):
             name = site.decode()
-            self.server.delete(self._site_key(name), f"{self.key}:urls:{name}")
+            self.server.delete(
+                self._site_key(name), f"{self.key}:urls:{name}", f"{self.key}:heads:{name}"
+            )

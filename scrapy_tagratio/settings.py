@@ -68,7 +68,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from .algorithms import ALGORITHMS, DEFAULT_ALGORITHM, get_algorithm
 from .algorithms.base import Algorithm, Labelling
@@ -332,6 +332,8 @@ def _site_memory_options(raw: Mapping[str, Any]) -> dict[str, Any]:
 @dataclass(frozen=True)
 class _NoOverviewDetection(OverviewDetector):
     """TAGRATIO_OVERVIEW_ACTION = "off": the detector does not run; every page is an article."""
+
+    site_evidence: ClassVar[bool] = False
 
     def detect(self, document: Document, labelling: Labelling) -> OverviewVerdict:
         return OverviewVerdict(False, 0.0, ("overview detection off",))

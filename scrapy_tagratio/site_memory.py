@@ -28,6 +28,15 @@ chose (any DOM algorithm: the default, CETD's variants, TextSweeper).
   ``models/site_memory.json``, which ``python -m benchmarks.site_memory --fit`` writes after
   choosing them on pages of the same sites (dragnet-dev), validated on held-out sites.
 
+* **Headlines**: the memory also keeps the headlines of the site's pages judged content
+  (articles). A page whose links to those headlines hold at least
+  :data:`HEADLINE_SHARE` of its text, :data:`HEADLINE_LINKS` links or more, lists the
+  site's articles: :func:`headline_evidence` makes it an overview page (with the reason).
+  Related-article rails and "most read" boxes link to known headlines too, but hold a
+  small share of an article page's text; the share was set between what the articles of
+  dragnet-dev's multi-page sites reach when crawled in order and what the example
+  project's section fronts reach after their articles (README, "Site memory").
+
 Which site a page belongs to is its host without ``www.`` (``scope="host"``) or its
 registrable domain (``scope="domain"``, by the public suffix list that Scrapy's own
 dependency tldextract ships; no network access).
@@ -50,11 +59,16 @@ import numpy as np
 
 from .algorithms.base import Labelling, bad_parameter, check_range, dom_labelling
 from .document import Document
+from .overview import OverviewVerdict
 
 __all__ = [
+    "HEADLINE_LINKS",
+    "HEADLINE_SHARE",
     "MODEL_PATH",
     "SiteMemory",
     "discount_template",
+    "headline_evidence",
+    "headline_fingerprint",
     "host_of",
     "page_fingerprints",
 ]
@@ -65,6 +79,13 @@ MODEL_PATH = Path(__file__).resolve().parent / "models" / "site_memory.json"
 _DIGITS_TO_ZERO = bytes.maketrans(b"0123456789", b"0000000000")
 _WHITESPACE = b" \t\n\r\f\v"
 _WWW = re.compile(r"^www\d*\.")
+_NOT_WORD = re.compile(r"\W+")
+#: A page links to at least this many headlines of the site's articles ...
+HEADLINE_LINKS = 3
+#: ... whose link text is at least this share of the page's text: an overview page.
+HEADLINE_SHARE = 0.25
+#: Headlines (and link texts) shorter than this, normalised, are not compared.
+_MIN_HEADLINE_CHARS = 10
 
 
 def page_fingerprints(document: Document) -> tuple[np.ndarray, np.ndarray]:
@@ -84,6 +105,32 @@ def page_fingerprints(document: Document) -> tuple[np.ndarray, np.ndarray]:
         for text, link in zip(normalised, is_link, strict=True)
     )
     return blocks, np.frombuffer(digests, dtype="<u8").astype(np.uint64)
+
+
+def headline_fingerprint(text: str | None) -> np.uint64 | None:
+    """The fingerprint of a headline or a link's text: lower case, letters and digits
+    only; None when fewer than a few remain (too short to tell headlines apart)."""
+    normalised = _NOT_WORD.sub("", (text or "").lower())
+    if len(normalised) < _MIN_HEADLINE_CHARS:
+        return None
+    digest = blake2b(normalised.encode(), digest_size=8).digest()
+    return np.frombuffer(digest, dtype="<u8")[0].astype(np.uint64)
+
+
+def _link_fingerprints(document: Document) -> tuple[np.ndarray, np.ndarray]:
+    """The page's links long enough to be headlines: fingerprints and characters."""
+    nodes = document.nodes
+    anchors = np.flatnonzero(
+        np.fromiter((tag == "a" for tag in nodes.tag), bool, len(nodes))
+        & (nodes.chars >= _MIN_HEADLINE_CHARS)
+    )
+    prints, chars = [], []
+    for node in anchors.tolist():
+        fingerprint = headline_fingerprint(document.raw_text(node))
+        if fingerprint is not None:
+            prints.append(fingerprint)
+            chars.append(int(nodes.chars[node]))
+    return np.array(prints, dtype=np.uint64), np.array(chars, dtype=np.int64)
 
 
 def host_of(url: str | None) -> str | None:
@@ -120,7 +167,7 @@ class _Site:
     """One site's entries: sorted fingerprints, page counts, last sighting; and the
     fingerprints of the URLs recorded, oldest first."""
 
-    __slots__ = ("fingerprints", "last_seen", "pages", "pages_seen", "urls")
+    __slots__ = ("fingerprints", "headlines", "last_seen", "pages", "pages_seen", "urls")
 
     def __init__(self) -> None:
         self.fingerprints = np.zeros(0, dtype=np.uint64)
@@ -128,6 +175,8 @@ class _Site:
         self.last_seen = np.zeros(0, dtype=np.uint32)
         self.pages_seen = 0
         self.urls = np.zeros(0, dtype=np.uint64)
+        #: Headline fingerprints of the site's articles, oldest first.
+        self.headlines = np.zeros(0, dtype=np.uint64)
 
     def __getstate__(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__slots__}
@@ -243,7 +292,11 @@ class SiteMemory:
     def nbytes(self) -> int:
         """Bytes of the fingerprint arrays (the memory's size, Python objects aside)."""
         return sum(
-            site.fingerprints.nbytes + site.pages.nbytes + site.last_seen.nbytes + site.urls.nbytes
+            site.fingerprints.nbytes
+            + site.pages.nbytes
+            + site.last_seen.nbytes
+            + site.urls.nbytes
+            + site.headlines.nbytes
             for site in self._sites.values()
         )
 
@@ -292,6 +345,27 @@ class SiteMemory:
         if long_chars and chars[long & (counts > 0)].sum() > self.max_seen_long_share * long_chars:
             return blocks[:0]
         return blocks[counts >= self.min_pages + long]
+
+    def known_headlines(self, site: str, fingerprints: np.ndarray) -> np.ndarray:
+        """Whether each fingerprint (:func:`headline_fingerprint`) is a headline of an
+        article of ``site`` recorded before."""
+        entry = self._sites.get(site)
+        if entry is None:
+            return np.zeros(len(fingerprints), dtype=bool)
+        return np.isin(fingerprints, entry.headlines)
+
+    def headlines(self, site: str) -> int:
+        """Headlines of ``site`` recorded."""
+        entry = self._sites.get(site)
+        return len(entry.headlines) if entry is not None else 0
+
+    def record_headline(self, site: str, headline: str | None) -> None:
+        """Remember the headline of an article of ``site`` (the newest ``max_entries``)."""
+        entry = self._sites.get(site)
+        fingerprint = headline_fingerprint(headline)
+        if entry is None or fingerprint is None or fingerprint in entry.headlines:
+            return
+        entry.headlines = np.append(entry.headlines[-(self.max_entries - 1) :], fingerprint)
 
     def snapshot(self, url: str | None) -> SiteMemory:
         """A memory with this one's constants holding a copy of what it knows of ``url``'s
@@ -356,3 +430,24 @@ def discount_template(
         )
     scores = replace(labelling.block_scores, template=template)
     return replace(labelling, block_scores=scores), removed
+
+
+def headline_evidence(
+    memory: SiteMemory, site: str, document: Document, verdict: OverviewVerdict
+) -> OverviewVerdict:
+    """``verdict``, made "overview" when the page links to :data:`HEADLINE_LINKS` or more
+    headlines of articles already crawled from ``site`` whose link text is at least
+    :data:`HEADLINE_SHARE` of the page's text (see the module docstring)."""
+    total = int(document.nodes.chars[0]) if len(document.nodes) else 0
+    if verdict.is_overview or not total or memory.headlines(site) < HEADLINE_LINKS:
+        return verdict
+    prints, chars = _link_fingerprints(document)
+    known = memory.known_headlines(site, prints)
+    links, share = int(known.sum()), chars[known].sum() / total
+    if links < HEADLINE_LINKS or share < HEADLINE_SHARE:
+        return verdict
+    reason = (
+        f"links to {links} headlines of pages already crawled from the site "
+        f"({share:.0%} of its text)"
+    )
+    return OverviewVerdict(True, verdict.score, (reason, *verdict.reasons), "overview")

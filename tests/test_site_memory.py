@@ -427,3 +427,83 @@ def test_held_items_are_never_lost_when_the_crawl_ends_early_or_the_site_is_smal
     assert "tagratio/site_memory/released/time" not in small.stats
     elapsed = small.stats["elapsed_time_seconds"]
     assert elapsed < 30
+
+
+# ---------------------------------------------------------------------- known headlines
+def front(numbers: range, teaser_words: int = 3) -> str:
+    """A "latest news" page of the template site: each story's headline as a link, with a
+    teaser of a few words."""
+    items = "".join(
+        f'<li><h2><a href="/a/{n}.html">Story {n} about the {WORDS[n % len(WORDS)]}</a></h2>'
+        f"<p>{' '.join(WORDS[(n + k) % len(WORDS)] for k in range(teaser_words))}.</p></li>"
+        for n in numbers
+    )
+    return PAGE.format(title="Latest news", paragraphs=f"<ul>{items}</ul>")
+
+
+def with_rail(number: int, linked: range) -> str:
+    """An article with a "related stories" rail linking to other stories' headlines."""
+    rail = "".join(
+        f'<li><a href="/a/{n}.html">Story {n} about the {WORDS[n % len(WORDS)]}</a></li>'
+        for n in linked
+    )
+    return article(number).replace("</main>", f"</main><aside><ul>{rail}</ul></aside>")
+
+
+def test_a_page_listing_headlines_of_articles_already_crawled_is_an_overview_page() -> None:
+    """Alone the latest-news page is only "uncertain"; after its five articles were read,
+    the memory knows their headlines and calls it an overview page, saying why. An article
+    whose related rail links to four known headlines stays an article; with the overview
+    detection off ("off" detector) nothing is called overview."""
+    from scrapy_tagratio.settings import TagRatioSettings
+
+    memory = SiteMemory()
+    for number in range(5):
+        extract(article(number), url=f"https://example.org/a/{number}.html", site_memory=memory)
+    latest = front(range(5))
+    alone = extract(latest, url="https://example.org/latest")
+    assert alone.overview_verdict == "uncertain"
+    known = extract(
+        latest, url="https://example.org/latest", site_memory=pickle.loads(pickle.dumps(memory))
+    )
+    assert known.is_overview and known.overview_verdict == "overview"
+    assert known.overview_reasons[0].startswith("links to 5 headlines of pages already crawled")
+    rail = extract(with_rail(6, range(4)), url="https://example.org/a/6.html", site_memory=memory)
+    assert rail.overview_verdict == "content"
+    off = TagRatioSettings.from_settings({"TAGRATIO_OVERVIEW_ACTION": "off"}).detector
+    unjudged = extract(latest, url="https://example.org/latest2", overview=off, site_memory=memory)
+    assert not unjudged.is_overview
+
+
+@pytest.mark.integration
+def test_a_crawl_drops_a_front_listing_the_articles_it_read(
+    template_site: LocalSite, run_crawls: Callable[..., dict[str, CrawlResult]]
+) -> None:
+    """Crawled after its five articles, the latest-news page's item is dropped as an
+    overview page (inline and with worker processes); with the site memory off it is kept
+    as "uncertain". The article with a related rail is kept either way."""
+    template_site.add("/latest.html", front(range(ARTICLES)))
+    template_site.add("/a/rail.html", with_rail(7, range(4)))
+    spider = "test_site_memory:PathsSpider"
+    paths = [f"/a/{n}.html" for n in range(ARTICLES)] + ["/a/rail.html", "/latest.html"]
+    args = {"base_url": template_site.base_url, "paths": ",".join(paths)}
+    settings = {"ADDONS": {"scrapy_tagratio.Addon": 100}}
+    results = run_crawls(
+        [
+            CrawlSpec("memory", spider, settings, args),
+            CrawlSpec("workers", spider, {**settings, "TAGRATIO_WORKERS": 2}, args),
+            CrawlSpec("off", spider, {**settings, "TAGRATIO_SITE_MEMORY": False}, args),
+        ]
+    )
+    latest = template_site.url("/latest.html")
+    rail = template_site.url("/a/rail.html")
+    for name in ("memory", "workers"):
+        result = results[name]
+        assert result.error is None, name
+        urls = {item["url"] for item in result.items}
+        assert latest not in urls and rail in urls, name
+        assert len(urls) == ARTICLES + 1, name
+        assert result.stats["tagratio/items_dropped"] == 1, name
+    off = {item["url"]: item for item in results["off"].items}
+    assert len(off) == ARTICLES + 2
+    assert off[latest]["tagratio"]["overview_verdict"] == "uncertain"
