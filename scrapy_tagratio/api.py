@@ -13,7 +13,13 @@ from .formats import markdown_of
 from .metadata import read_metadata
 from .overview import OverviewDetector
 from .result import Extraction
-from .site_memory import SiteMemory, discount_template, headline_evidence, page_fingerprints
+from .site_memory import (
+    SiteMemory,
+    discount_template,
+    headline_evidence,
+    page_blocks,
+    page_fingerprints,
+)
 
 __all__ = ["extract"]
 
@@ -92,10 +98,11 @@ def extract(
     template_chars = 0
     site = site_memory.site_of(url) if site_memory is not None else None
     if site_memory is not None and site is not None and url is not None:
+        page = page_blocks(document)
         if (overview or _DEFAULT_DETECTOR).site_evidence:
-            verdict = headline_evidence(site_memory, site, document, verdict)
+            verdict = headline_evidence(site_memory, site, document, verdict, page)
         if held or not site_memory.is_revisit(site, url):
-            blocks, fingerprints = page_fingerprints(document)
+            blocks, fingerprints = page_fingerprints(document, page)
             template = site_memory.template_blocks(
                 site, document, blocks, fingerprints, recorded=held
             )

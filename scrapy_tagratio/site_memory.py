@@ -65,11 +65,13 @@ __all__ = [
     "HEADLINE_LINKS",
     "HEADLINE_SHARE",
     "MODEL_PATH",
+    "PageBlocks",
     "SiteMemory",
     "discount_template",
     "headline_evidence",
     "headline_fingerprint",
     "host_of",
+    "page_blocks",
     "page_fingerprints",
 ]
 
@@ -88,21 +90,35 @@ HEADLINE_SHARE = 0.25
 _MIN_HEADLINE_CHARS = 10
 
 
-def page_fingerprints(document: Document) -> tuple[np.ndarray, np.ndarray]:
-    """The page's text blocks (node indices, document order) and their fingerprints
-    (``uint64``, aligned; see the module docstring)."""
+#: A page's text blocks (node indices, document order), their texts (white space
+#: collapsed) and whether each is mostly link text: what fingerprints and headline
+#: links are read from (:func:`page_blocks`).
+PageBlocks = tuple[np.ndarray, list[str], np.ndarray]
+
+
+def page_blocks(document: Document) -> PageBlocks:
+    """The page's text blocks, their texts and link flags (:data:`PageBlocks`)."""
     nodes = document.nodes
     chars = nodes.block_chars
     blocks = np.flatnonzero(chars > 0)
+    texts = document.block_texts(blocks) if len(blocks) else []
+    return blocks, texts, 2 * nodes.block_link_chars[blocks] > chars[blocks]
+
+
+def page_fingerprints(
+    document: Document, page: PageBlocks | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The page's text blocks (node indices, document order) and their fingerprints
+    (``uint64``, aligned; see the module docstring); ``page``: its :func:`page_blocks`,
+    when already read."""
+    blocks, texts, is_link = page if page is not None else page_blocks(document)
     if not len(blocks):
         return blocks, np.zeros(0, dtype=np.uint64)
-    texts = document.block_texts(blocks)
-    is_link = (2 * nodes.block_link_chars[blocks] > chars[blocks]).tolist()
     # Normalised in one pass over all blocks: white space out, every digit a 0.
     normalised = "\0".join(texts).encode().translate(_DIGITS_TO_ZERO, _WHITESPACE).split(b"\0")
     digests = b"".join(
         blake2b(b"L" + text if link else b"T" + text, digest_size=8).digest()
-        for text, link in zip(normalised, is_link, strict=True)
+        for text, link in zip(normalised, is_link.tolist(), strict=True)
     )
     return blocks, np.frombuffer(digests, dtype="<u8").astype(np.uint64)
 
@@ -117,20 +133,18 @@ def headline_fingerprint(text: str | None) -> np.uint64 | None:
     return np.frombuffer(digest, dtype="<u8")[0].astype(np.uint64)
 
 
-def _link_fingerprints(document: Document) -> tuple[np.ndarray, np.ndarray]:
-    """The page's links long enough to be headlines: fingerprints and characters."""
-    nodes = document.nodes
-    anchors = np.flatnonzero(
-        np.fromiter((tag == "a" for tag in nodes.tag), bool, len(nodes))
-        & (nodes.chars >= _MIN_HEADLINE_CHARS)
-    )
-    prints, chars = [], []
-    for node in anchors.tolist():
-        fingerprint = headline_fingerprint(document.raw_text(node))
+def _headline_links(document: Document, page: PageBlocks) -> tuple[np.ndarray, np.ndarray]:
+    """The page's link blocks (blocks of mostly link text: a teaser's headline) long
+    enough to be headlines: their headline fingerprints and characters."""
+    blocks, texts, is_link = page
+    chars = document.nodes.block_chars[blocks]
+    prints, sizes = [], []
+    for index in np.flatnonzero(is_link & (chars >= _MIN_HEADLINE_CHARS)).tolist():
+        fingerprint = headline_fingerprint(texts[index])
         if fingerprint is not None:
             prints.append(fingerprint)
-            chars.append(int(nodes.chars[node]))
-    return np.array(prints, dtype=np.uint64), np.array(chars, dtype=np.int64)
+            sizes.append(int(chars[index]))
+    return np.array(prints, dtype=np.uint64), np.array(sizes, dtype=np.int64)
 
 
 def host_of(url: str | None) -> str | None:
@@ -433,15 +447,29 @@ def discount_template(
 
 
 def headline_evidence(
-    memory: SiteMemory, site: str, document: Document, verdict: OverviewVerdict
+    memory: SiteMemory,
+    site: str,
+    document: Document,
+    verdict: OverviewVerdict,
+    page: PageBlocks | None = None,
 ) -> OverviewVerdict:
     """``verdict``, made "overview" when the page links to :data:`HEADLINE_LINKS` or more
     headlines of articles already crawled from ``site`` whose link text is at least
-    :data:`HEADLINE_SHARE` of the page's text (see the module docstring)."""
-    total = int(document.nodes.chars[0]) if len(document.nodes) else 0
-    if verdict.is_overview or not total or memory.headlines(site) < HEADLINE_LINKS:
+    :data:`HEADLINE_SHARE` of the page's text (see the module docstring). A link counts
+    when it is a block of its own (mostly link text), as a teaser's headline is; ``page``:
+    the page's :func:`page_blocks`, when already read."""
+    nodes = document.nodes
+    total = int(nodes.chars[0]) if len(nodes) else 0
+    # A page whose links altogether hold less than the share cannot pass: most articles,
+    # whose link texts are not read then.
+    if (
+        verdict.is_overview
+        or not total
+        or nodes.link_chars[0] < HEADLINE_SHARE * total
+        or memory.headlines(site) < HEADLINE_LINKS
+    ):
         return verdict
-    prints, chars = _link_fingerprints(document)
+    prints, chars = _headline_links(document, page if page is not None else page_blocks(document))
     known = memory.known_headlines(site, prints)
     links, share = int(known.sum()), chars[known].sum() / total
     if links < HEADLINE_LINKS or share < HEADLINE_SHARE:
