@@ -346,6 +346,9 @@ def test_bad_input_crawl_delivers_every_item(
         **ADDON,
         "TAGRATIO_OVERVIEW_ACTION": "tag",
         "TAGRATIO_MAX_BYTES": 1_500_000,
+        # The 100,000-deep page takes seconds on a loaded machine; the time-budget case sets
+        # its own budget in the request's meta, so the crawl's budget only has to be generous.
+        "TAGRATIO_TIME_BUDGET": 60.0,
     }
     args = {"pages": json.dumps(pages)}
     spider = "test_scrapy_integration:BadInputSpider"
