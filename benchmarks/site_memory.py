@@ -279,7 +279,7 @@ def timing(algorithm: str, limit: int) -> str:
 
 def memory_size(pages: int = 100_000, sites: int = 1_000, blocks: int = 300) -> str:
     """Size of a memory after a synthetic crawl: each site has a template of 200 blocks,
-    each page 100 blocks of its own."""
+    each page 100 blocks of its own, its URL and its headline."""
     rng = np.random.default_rng(0)
     templates = rng.integers(0, 2**63, size=(sites, 200), dtype=np.uint64)
     memory = SiteMemory()
@@ -288,7 +288,9 @@ def memory_size(pages: int = 100_000, sites: int = 1_000, blocks: int = 300) -> 
     for page in range(pages):
         site = page % sites
         own = rng.integers(0, 2**63, size=blocks - 200, dtype=np.uint64)
-        memory.record(f"site{site}.example", np.concatenate((templates[site], own)))
+        name = f"site{site}.example"
+        memory.record(name, np.concatenate((templates[site], own)), f"https://{name}/{page}")
+        memory.record_headline(name, f"Headline number {page} of the synthetic crawl")
     seconds = time.perf_counter() - start
     current, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
