@@ -139,7 +139,9 @@ def run_set(dataset: str, algorithm: str, model: str | None = None) -> list[Page
                 if memory.is_revisit(site, url):
                     scores[constants] = _score(page, dataset, labelling.text)
                     continue
-                template = memory.template_blocks(site, document, blocks, prints)
+                template = memory.template_blocks(
+                    site, document, blocks, prints, content=labelling.content_nodes
+                )
                 discounted, _ = discount_template(document, labelling, template)
                 scores[constants] = _score(page, dataset, discounted.text)
                 memory.record(site, prints, url)
@@ -185,7 +187,9 @@ def known_pages(
                 for other in known:
                     memory.record(site, prints[other][1])
                 blocks, own = prints[index]
-                template = memory.template_blocks(site, documents[index], blocks, own)
+                template = memory.template_blocks(
+                    site, documents[index], blocks, own, content=labellings[index].content_nodes
+                )
                 discounted, _ = discount_template(documents[index], labellings[index], template)
                 scores[hold].append(_score(page, "dragnet", discounted.text))
     return scores

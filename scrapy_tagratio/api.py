@@ -104,7 +104,7 @@ def extract(
         if held or not site_memory.is_revisit(site, url):
             blocks, fingerprints = page_fingerprints(document, page)
             template = site_memory.template_blocks(
-                site, document, blocks, fingerprints, recorded=held
+                site, document, blocks, fingerprints, content=labelling.content_nodes, recorded=held
             )
             labelling, template_chars = discount_template(document, labelling, template)
             if not held:

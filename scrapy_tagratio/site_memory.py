@@ -19,9 +19,10 @@ chose (any DOM algorithm: the default, CETD's variants, TextSweeper).
   only before those seen on several). A memory pickles as plain arrays.
 * **Long blocks and copies**: a paragraph seen on one other page is more likely an article
   quoted there than template, so blocks of ``long_block_chars`` characters or more need
-  one page more; and a page whose long blocks were mostly seen before (more than
-  ``max_seen_long_share`` of their characters) is a copy of a page seen before (the same
-  article under another URL), not template: nothing is removed from it. A URL recorded
+  one page more; and a page whose long blocks, or the blocks of the content the algorithm
+  chose, were mostly seen before (more than ``max_seen_long_share`` of their characters)
+  is a copy of a page seen before (the same article under another URL, whose paragraphs
+  may all be short), not template: nothing is removed from it. A URL recorded
   before is a page captured again: it is neither discounted nor counted twice.
 * **Constants**: the defaults of ``min_pages``, ``long_block_chars`` and
   ``max_seen_long_share`` are read from
@@ -343,21 +344,32 @@ class SiteMemory:
         blocks: np.ndarray,
         fingerprints: np.ndarray,
         *,
+        content: np.ndarray | None = None,
         recorded: bool = False,
     ) -> np.ndarray:
         """The blocks of a page of ``site`` (from :func:`page_fingerprints`) that are template:
         seen on ``min_pages`` other pages of the site, long blocks on one more; none when
-        the page is a copy of one seen before. Call it before :meth:`record` of the page,
-        or with ``recorded`` for a page recorded already (a page held at the cold start and
-        read again): its own sighting, one per distinct fingerprint, is left out."""
+        the page is a copy of one seen before: more than ``max_seen_long_share`` of the
+        characters of its long blocks, or of the blocks of ``content`` (the algorithm's
+        node mask), were seen before. Call it before :meth:`record` of the page, or with
+        ``recorded`` for a page recorded already (a page held at the cold start and read
+        again): its own sighting, one per distinct fingerprint, is left out."""
         counts = self.counts(site, fingerprints)
         if recorded:
             counts = np.maximum(counts - 1, 0)
-        chars = document.nodes.block_chars[blocks]
+        nodes = document.nodes
+        chars = nodes.block_chars[blocks]
         long = chars >= self.long_block_chars
-        long_chars = chars[long].sum()
-        if long_chars and chars[long & (counts > 0)].sum() > self.max_seen_long_share * long_chars:
-            return blocks[:0]
+        guarded = [long]
+        if content is not None and len(nodes):
+            in_content = np.zeros(len(nodes), dtype=bool)
+            in_content[nodes.block[content]] = True
+            guarded.append(in_content[blocks])
+        seen = counts > 0
+        for group in guarded:
+            total = chars[group].sum()
+            if total and chars[group & seen].sum() > self.max_seen_long_share * total:
+                return blocks[:0]
         return blocks[counts >= self.min_pages + long]
 
     def known_headlines(self, site: str, fingerprints: np.ndarray) -> np.ndarray:
