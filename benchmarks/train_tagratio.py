@@ -26,13 +26,18 @@ Validation, printed and stored in the model file; every choice inside training f
   it (snippet F-score on trafilatura-eval, word 4-gram F1 on the others);
 * **site-grouped folds** (5): trafilatura-eval's pages scored by models fitted on folds that
   share no site with them;
-* the probability cut is 0.5, fixed beforehand; with ``--inner K`` (K > 1) every model's
-  cut is chosen on K site-grouped *inner* folds of its own training pages instead (the cut
-  that maximises the mean score over the training sets).
+* every model's probability cut is chosen on :data:`INNER` site-grouped *inner* folds of
+  its own training pages (the cut of :data:`CUTS` that maximises the mean score over the
+  training sets of the inner folds' out-of-fold predictions); ``--inner 1`` fixes it at 0.5
+  (smoke runs).
 
 Scores here are of the kept blocks' texts joined in document order (close to, not exactly,
 the extractor's text); ``python -m benchmarks.accuracy --loso`` scores the real extractor.
-Per-page blocks are cached under ``/tmp`` (``--cache``); the run takes a few minutes.
+Per-page blocks and fitted models are cached under ``/tmp`` (``--cache``, keyed by the
+package's source, the data and the choices). The stages can run as separate processes
+(``--stage loso``, ``site``, ``final``; set ``OMP_NUM_THREADS=1`` on a shared machine: the
+learner's threads spin when the cores are busy), and ``--stage all`` then writes the model
+from their caches.
 """
 
 from __future__ import annotations
@@ -76,10 +81,9 @@ SNIPPET_SET = "trafilatura"
 GOLD_SHARE = 0.5
 #: Candidate probability cuts, chosen among inside training folds.
 CUTS = (0.35, 0.4, 0.45, 0.5, 0.55, 0.6)
-#: Site-grouped inner folds on which each model's cut is chosen; 1: no choice, every
-#: model keeps the blocks of probability 0.5 or more (the default on a shared 2-core
-#: machine: inner folds triple the fits).
-INNER = 1
+#: Site-grouped inner folds of each model's training pages on which its cut is chosen
+#: (``--inner 1``: no choice, the cut is 0.5).
+INNER = 3
 #: Learner parameters (shallow trees: the model ships as arrays, evaluated per page).
 PARAMS: dict[str, Any] = {
     "max_iter": 80,
@@ -90,9 +94,8 @@ PARAMS: dict[str, Any] = {
     "l2_regularization": 1.0,
     "random_state": 0,
 }
-MODEL_PATH = (
-    Path(__file__).resolve().parents[1] / "scrapy_tagratio" / "models" / f"{MODEL_NAME}.json"
-)
+PACKAGE = Path(__file__).resolve().parents[1] / "scrapy_tagratio"
+MODEL_PATH = PACKAGE / "models" / f"{MODEL_NAME}.json"
 
 
 @dataclass
@@ -171,10 +174,22 @@ def page_blocks(page: protocol.ProtocolPage) -> PageBlocks:
     )
 
 
+def _source_fingerprint() -> str:
+    """A digest of the package's source: the features depend on the reader, the node
+    table, the structures and the algorithms, so any change of the code recomputes the
+    cached blocks (a cache keyed by the feature names alone served stale features)."""
+    digest = hashlib.sha1()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        digest.update(path.relative_to(PACKAGE).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
 def load_blocks(limit: int | None, cache: Path | None) -> list[PageBlocks]:
     """The pool's pages as :class:`PageBlocks`, computed once and cached (keyed by the
-    feature names and the limit: a change of the features recomputes)."""
-    tag = hashlib.sha1(repr((FEATURES, limit, LABEL_SETS, GOLD_SHARE)).encode()).hexdigest()[:12]
+    package's source, the feature names and the limit: a change of the code recomputes)."""
+    key = (_source_fingerprint(), FEATURES, limit, LABEL_SETS, GOLD_SHARE)
+    tag = hashlib.sha1(repr(key).encode()).hexdigest()[:12]
     path = cache / f"tagratio-blocks-{tag}.pkl" if cache else None
     if path is not None and path.is_file():
         with open(path, "rb") as handle:
@@ -253,21 +268,32 @@ def page_text(page: PageBlocks, keep: np.ndarray) -> str:
     return "\n".join(t for t, k in zip(page.texts, keep.tolist(), strict=True) if k)
 
 
-def set_score(pages: Sequence[PageBlocks], kept: Sequence[np.ndarray], dataset: str) -> float:
-    """The set's measure on the kept blocks: snippet F-score or word 4-gram F1."""
-    if dataset == SNIPPET_SET:
-        tp = fp = fn = 0
-        for page, keep in zip(pages, kept, strict=True):
+#: Per page and set of kept blocks, its counts (:func:`page_counts`): the cuts and folds
+#: of a run score the same page with the same blocks many times.
+_COUNTS: dict[tuple[str, bytes], Any] = {}
+
+
+def page_counts(page: PageBlocks, keep: np.ndarray) -> Any:
+    """The page's counts with the ``keep`` blocks kept: snippets found, missed and wrongly
+    found (trafilatura-eval), else its word 4-gram :class:`ShingleCounts`."""
+    key = (page.key, np.packbits(keep).tobytes())
+    if key not in _COUNTS:
+        if page.dataset == SNIPPET_SET:
             text = normalise_whitespace(page_text(page, keep))
             with_, without = page.gold
             found = sum(s in text for s in with_)
-            tp, fn = tp + found, fn + len(with_) - found
-            fp += sum(s in text for s in without)
+            _COUNTS[key] = (found, len(with_) - found, sum(s in text for s in without))
+        else:
+            _COUNTS[key] = shingle_counts(page.gold, page_text(page, keep))
+    return _COUNTS[key]
+
+
+def set_score(pages: Sequence[PageBlocks], kept: Sequence[np.ndarray], dataset: str) -> float:
+    """The set's measure on the kept blocks: snippet F-score or word 4-gram F1."""
+    counts = [page_counts(page, keep) for page, keep in zip(pages, kept, strict=True)]
+    if dataset == SNIPPET_SET:
+        tp, fn, fp = (sum(column) for column in zip(*counts, strict=True)) if counts else (0, 0, 0)
         return 2 * tp / max(2 * tp + fp + fn, 1)
-    counts = [
-        shingle_counts(page.gold, page_text(page, keep))
-        for page, keep in zip(pages, kept, strict=True)
-    ]
     return summarise_shingles(counts)[2]
 
 
@@ -333,8 +359,8 @@ def loso_models(
 
 
 def _run_tag(pages: Sequence[PageBlocks], inner: int) -> str:
-    """Names the cached results of a training run: its data, learner and choices."""
-    key = repr((_fingerprint(pages), PARAMS, CUTS, inner))
+    """Names the cached results of a training run: its data, code, learner and choices."""
+    key = repr((_fingerprint(pages), _source_fingerprint(), PARAMS, CUTS, inner))
     return hashlib.sha1(key.encode()).hexdigest()[:12]
 
 
@@ -426,9 +452,11 @@ def final_model(
 
 
 def _fingerprint(pages: Sequence[PageBlocks]) -> str:
+    """A digest of the training data: the pages, their blocks' features and labels."""
     digest = hashlib.sha1()
     for page in pages:
         digest.update(page.key.encode())
+        digest.update(page.features.tobytes())
         digest.update(page.labels.tobytes())
     return digest.hexdigest()
 
@@ -439,7 +467,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--limit", type=int, help="only the first N pages of each set (smoke runs)")
     parser.add_argument(
-        "--inner", type=int, default=INNER, help="inner folds choosing the cut (1: cut 0.5)"
+        "--inner",
+        type=int,
+        default=INNER,
+        help="inner folds choosing the cut (1: cut 0.5)",
     )
     parser.add_argument("--cache", type=Path, default=Path("/tmp/scrapy-tagratio-cache"))
     parser.add_argument("--no-write", action="store_true", help="validate only")
@@ -486,6 +517,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "learner": "sklearn HistGradientBoostingClassifier",
             "params": PARAMS,
             "gold_share": GOLD_SHARE,
+            "inner_folds": args.inner,
             "limit": args.limit,
         },
         "validation": validation,

@@ -24,6 +24,9 @@ import dataclasses
 import os
 import queue
 import signal
+import socket
+import subprocess
+import sys
 import threading
 import time
 import traceback
@@ -31,6 +34,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from multiprocessing import Pipe, get_context
 from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
 from typing import Any
 
 from .algorithms.base import Algorithm
@@ -73,7 +77,8 @@ class Outcome:
     Kinds: ``too_large`` and ``time_budget`` (resource limits, :data:`SKIP_KINDS`),
     ``not_html`` (binary data served as HTML), ``extraction`` (any other
     :class:`ExtractionError`), ``worker_crashed``, ``worker_timeout``, ``pool_closed``,
-    or the exception class name of a bug (``details`` then holds its traceback).
+    ``pool_failed`` (the pool itself broke), or the exception class name of a bug
+    (``details`` then holds its traceback).
     """
 
     extraction: Extraction | None
@@ -156,9 +161,9 @@ class ExtractionPool:
     ``timeout`` seconds (a loop in C code that the soft ``time_budget`` cannot stop) is
     killed and its page fails with kind ``worker_timeout``; either is replaced by a new
     process and the other pages go on. A worker is replaced after ``max_tasks_per_child``
-    pages, so memory it grew is returned in a long crawl. Processes are started with
-    ``spawn`` (a forked Twisted process would inherit its threads and sockets); scripts
-    that start a crawl with workers need the usual ``if __name__ == "__main__":`` guard.
+    pages, so memory it grew is returned in a long crawl. Workers are new interpreters,
+    never forks (a forked Twisted process would inherit its threads and sockets); on POSIX
+    they do not import the crawl script's main module (see :func:`_start_worker`).
     """
 
     def __init__(
@@ -267,15 +272,68 @@ class _Job:
     started: float = 0.0
 
 
+def _worker_entry(fd: int) -> None:
+    """The entry point of a worker started by :func:`_start_worker` on POSIX."""
+    _worker_main(Connection(fd))
+
+
+class _Subprocess:
+    """A worker interpreter started with :mod:`subprocess`, seen through the part of the
+    :class:`multiprocessing.Process` interface the dispatcher uses."""
+
+    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
+        self._popen = popen
+
+    @property
+    def exitcode(self) -> int | None:
+        return self._popen.poll()
+
+    def is_alive(self) -> bool:
+        return self._popen.poll() is None
+
+    def join(self, timeout: float | None = None) -> None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._popen.wait(timeout)
+
+    def kill(self) -> None:
+        with contextlib.suppress(OSError):
+            self._popen.kill()
+
+
+def _start_worker() -> tuple[Connection, _Subprocess | BaseProcess]:
+    """Start a worker process; return the crawl's end of its pipe and the process.
+
+    On POSIX the worker is a fresh interpreter that imports this module only, and gets its
+    end of a socket pair as a file descriptor. :mod:`multiprocessing`'s ``spawn`` would
+    import the crawl script's ``__main__`` module again in every worker, so a script
+    without the ``if __name__ == "__main__":`` guard (Scrapy's "run from a script" example
+    has none) would start its whole crawl again in each worker, which never becomes ready.
+    Windows has no descriptor passing: there ``spawn`` is used and the guard is needed.
+    The worker finds the package where this process did (``sys.path`` as PYTHONPATH).
+    """
+    if os.name == "nt":
+        parent, child = Pipe()
+        process = _SPAWN.Process(target=_worker_main, args=(child,), daemon=True)
+        process.start()
+        child.close()
+        return parent, process
+    parent_socket, child_socket = socket.socketpair()
+    with parent_socket, child_socket:
+        fd = child_socket.fileno()
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+        code = f"from {__name__} import _worker_entry; _worker_entry({fd})"
+        popen = subprocess.Popen(
+            [sys.executable, "-c", code], pass_fds=(fd,), env=env, stdin=subprocess.DEVNULL
+        )
+        return Connection(parent_socket.detach()), _Subprocess(popen)
+
+
 class _Worker:
     """One worker process, its end of the pipe and the page it holds."""
 
     def __init__(self) -> None:
-        parent, child = Pipe()
-        self.conn = parent
-        self.process = _SPAWN.Process(target=_worker_main, args=(child,), daemon=True)
-        self.process.start()
-        child.close()
+        self.conn, self.process = _start_worker()
+        self.started = time.monotonic()
         self.ready = False
         self.job: _Job | None = None
         self.done = 0
@@ -322,16 +380,24 @@ class _Dispatcher(threading.Thread):
         return self._stopped
 
     def run(self) -> None:
+        workers: list[_Worker] = []
+        pending: collections.deque[_Job] = collections.deque()
         try:
-            self._loop()
+            self._loop(workers, pending)
+        except Exception as exc:  # the OS refused a process, or a bug: no page may wait
+            self._closing = True
+            why = f"the extraction pool failed: {type(exc).__name__}: {exc}"
+            self._shutdown(workers, pending, kind="pool_failed", why=why)
+            raise
         finally:
             self._stopped.set_result(None)
 
-    def _loop(self) -> None:
-        workers = [_Worker() for _ in range(self.size)]
+    def _loop(self, workers: list[_Worker], pending: collections.deque[_Job]) -> None:
+        """Serve pages until :meth:`stop`. ``workers`` and ``pending`` belong to
+        :meth:`run`, which fails their pages if this raises."""
+        workers.extend(_Worker() for _ in range(self.size))
         retired: list[_Worker] = []
-        pending: collections.deque[_Job] = collections.deque()
-        stillborn = 0  # workers in a row that died before they were ready
+        stillborn = 0  # workers in a row that died or hung before they were ready
         while True:
             while not self._inbox.empty():
                 job = self._inbox.get()
@@ -342,21 +408,7 @@ class _Dispatcher(threading.Thread):
             for worker in workers:
                 if pending and worker.ready and worker.job is None:
                     self._assign(worker, pending.popleft(), pending)
-            busy = [w for w in workers if w.job is not None]
-            deadline = min((w.job.started for w in busy if w.job), default=None)
-            wait_for = None
-            if self.timeout is not None and deadline is not None:
-                wait_for = max(0.0, deadline + self.timeout - time.monotonic())
-            ready = set(
-                wait(
-                    [
-                        self._wake_r,
-                        *(w.conn for w in workers),
-                        *(w.process.sentinel for w in workers),
-                    ],
-                    wait_for,
-                )
-            )
+            ready = set(wait([self._wake_r, *(w.conn for w in workers)], self._wait_for(workers)))
             if self._wake_r in ready:
                 while self._wake_r.poll():
                     self._wake_r.recv()
@@ -365,9 +417,19 @@ class _Dispatcher(threading.Thread):
                     retired.append(worker)
                     stillborn = stillborn + 1 if not worker.ready else 0
                     if stillborn >= _MAX_STILLBORN:
-                        self._fail_all(pending, f"{stillborn} worker processes died at start")
+                        self._fail_all(pending, f"{stillborn} worker processes did not start")
                     workers[index] = _Worker()
             retired = [w for w in retired if w.process.is_alive()]
+
+    def _wait_for(self, workers: list[_Worker]) -> float | None:
+        """Seconds until the next deadline: a page's TAGRATIO_WORKER_TIMEOUT, or a new
+        worker's :data:`_START_TIMEOUT` (``None``: no deadline, wait for news)."""
+        deadlines = [w.started + _START_TIMEOUT for w in workers if not w.ready]
+        if self.timeout is not None:
+            deadlines += [w.job.started + self.timeout for w in workers if w.job is not None]
+        if not deadlines:
+            return None
+        return max(0.0, min(deadlines) - time.monotonic())
 
     def _assign(self, worker: _Worker, job: _Job, pending: collections.deque[_Job]) -> None:
         try:
@@ -400,7 +462,7 @@ class _Dispatcher(threading.Thread):
             if isinstance(message, int):
                 worker.ready = True
                 return False
-        if worker.process.sentinel in ready or worker.conn in ready:
+            # The pipe closed: the process died.
             worker.process.join(1)
             if job is not None:
                 job.future.set_result(
@@ -410,6 +472,9 @@ class _Dispatcher(threading.Thread):
                         "while extracting this page",
                     )
                 )
+            worker.retire(kill=True)
+            return True
+        if not worker.ready and time.monotonic() - worker.started >= _START_TIMEOUT:
             worker.retire(kill=True)
             return True
         if (
@@ -428,9 +493,18 @@ class _Dispatcher(threading.Thread):
             return True
         return False
 
-    def _shutdown(self, workers: list[_Worker], pending: collections.deque[_Job]) -> None:
+    def _shutdown(
+        self,
+        workers: list[_Worker],
+        pending: collections.deque[_Job],
+        *,
+        kind: str = "pool_closed",
+        why: str = "the extraction pool was closed",
+    ) -> None:
+        """Fail the waiting and running pages with ``kind``, stop the workers, and fail
+        the pages submitted meanwhile."""
         for job in [*pending, *(w.job for w in workers if w.job is not None)]:
-            job.future.set_result(_failed("pool_closed", "the extraction pool was closed"))
+            job.future.set_result(_failed(kind, why))
         for worker in workers:
             worker.retire(kill=worker.job is not None)
         for worker in workers:
@@ -441,7 +515,7 @@ class _Dispatcher(threading.Thread):
         while not self._inbox.empty():  # pages submitted while closing
             late = self._inbox.get()
             if late is not None:
-                late.future.set_result(_failed("pool_closed", "the extraction pool was closed"))
+                late.future.set_result(_failed(kind, why))
 
     def _fail_all(self, pending: collections.deque[_Job], why: str) -> None:
         """Workers cannot start (a broken environment): fail the waiting pages instead of
@@ -452,6 +526,10 @@ class _Dispatcher(threading.Thread):
 
 #: Workers in a row that may die before they are ready before waiting pages are failed.
 _MAX_STILLBORN = 3
+
+#: Seconds a new worker has to import the core and announce itself before it is killed
+#: and counted as not started (a loaded machine takes a few seconds).
+_START_TIMEOUT = 60.0
 
 
 def _failed(kind: str, message: str) -> Outcome:

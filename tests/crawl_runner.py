@@ -13,13 +13,24 @@ from __future__ import annotations
 
 import importlib
 import json
-import multiprocessing
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from scrapy.crawler import CrawlerProcess
 from twisted.python.failure import Failure
+
+
+def child_pids() -> set[int]:
+    """The process ids of this process's children, alive or not yet reaped (Linux's
+    ``/proc/<pid>/task/<tid>/children``: the worker pool starts its processes with
+    :mod:`subprocess`, which :func:`multiprocessing.active_children` does not see)."""
+    return {
+        int(pid)
+        for children in Path(f"/proc/{os.getpid()}/task").glob("*/children")
+        for pid in children.read_text().split()
+    }
 
 
 def load(path: str) -> Any:
@@ -58,7 +69,7 @@ def main(spec_path: str) -> None:
         runs.append((crawl["name"], crawler, errors))
     process.start()
     # Worker processes still running once every crawl has finished (should be none).
-    live_children = len(multiprocessing.active_children())
+    live_children = len(child_pids())
     for name, crawler, errors in runs:
         stats = crawler.stats.get_stats() if crawler.stats is not None else {}
         result = {

@@ -4,7 +4,6 @@ results equal to the in-thread ones and in order, a crashed worker, no blocking,
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
 import os
 import time
 from collections.abc import Iterator
@@ -13,6 +12,7 @@ from typing import ClassVar
 
 import pytest
 from badinput import article_page, cases, large_page
+from crawl_runner import child_pids
 
 from scrapy_tagratio import ALGORITHMS, DEFAULT_ALGORITHM, extract
 from scrapy_tagratio.algorithms.base import Algorithm, Labelling
@@ -205,21 +205,21 @@ def test_a_page_past_the_hard_timeout_is_killed_and_the_pool_goes_on() -> None:
 
 
 def test_workers_are_replaced_after_max_tasks_per_child() -> None:
-    before = set(multiprocessing.active_children())
+    before = child_pids()
     pool = ExtractionPool(1, max_tasks_per_child=2)
     pids = set()
     try:
         for _ in range(5):
             assert run_all(pool, [options()])[0].extraction is not None
-            pids |= {p.pid for p in set(multiprocessing.active_children()) - before}
+            pids |= child_pids() - before
     finally:
         pool.close()
     assert len(pids) >= 3  # 5 pages, 2 per process
-    assert not set(multiprocessing.active_children()) - before
+    assert not child_pids() - before
 
 
 def test_aclose_does_not_block_the_event_loop() -> None:
-    before = set(multiprocessing.active_children())
+    before = child_pids()
     pool = ExtractionPool(2, timeout=60)
 
     async def main() -> tuple[int, Outcome]:
@@ -238,25 +238,25 @@ def test_aclose_does_not_block_the_event_loop() -> None:
     ticks, hung = asyncio.run(main())
     assert ticks >= 1  # the loop ran while the workers stopped
     assert hung.error_kind == "pool_closed"  # a page in flight at close fails, not hangs
-    assert not set(multiprocessing.active_children()) - before
+    assert not child_pids() - before
 
 
 def test_close_stops_the_worker_processes() -> None:
-    before = set(multiprocessing.active_children())
+    before = child_pids()
     pool = ExtractionPool(2)
     pool.start()
     outcome = asyncio.run(pool.run(ARTICLE, url=None, content_type=None, options=options()))
     assert outcome.extraction is not None
-    workers = set(multiprocessing.active_children()) - before
+    workers = child_pids() - before
     assert len(workers) == 2
     pool.close()
-    assert not any(p.is_alive() for p in workers)
+    assert not workers & child_pids()
 
 
 def test_no_workers_runs_inline() -> None:
-    before = set(multiprocessing.active_children())
+    before = child_pids()
     pool = ExtractionPool(0)
     pool.start()
     outcome = asyncio.run(pool.run(ARTICLE, url=None, content_type=None, options=options()))
     assert outcome.extraction is not None
-    assert set(multiprocessing.active_children()) == before
+    assert child_pids() == before

@@ -438,6 +438,73 @@ def test_error_pages_are_not_extracted_unless_listed(
     assert all(item["main_text"] for item in with_404.items if item["status"] == 404)
 
 
+# ---------------------------------------------------------------------- crawl scripts
+#: A crawl script as Scrapy's "run Scrapy from a script" documentation writes it: no
+#: ``if __name__ == "__main__":`` guard. Each time the module is executed it appends a
+#: line to ``runs``, so a worker that imported it again would show.
+UNGUARDED_SCRIPT = """
+import pathlib, sys
+import scrapy
+from scrapy.crawler import CrawlerProcess
+
+base_url, feed, runs = sys.argv[1:4]
+with open(runs, "a") as out:
+    out.write("run\\n")
+
+
+class Follow(scrapy.Spider):
+    name = "follow"
+    start_urls = [base_url + "/index.html"]
+
+    def parse(self, response):
+        yield from response.follow_all(css="a", callback=self.parse_page)
+
+    def parse_page(self, response):
+        yield {"url": response.url}
+
+
+process = CrawlerProcess({
+    "ADDONS": {"scrapy_tagratio.Addon": 100},
+    "TAGRATIO_WORKERS": 2,
+    "CLOSESPIDER_ITEMCOUNT": 3,
+    "CONCURRENT_REQUESTS": 2,
+    "FEEDS": {feed: {"format": "jsonlines"}},
+    "LOG_LEVEL": "WARNING",
+})
+process.crawl(Follow)
+process.start()
+"""
+
+
+def test_a_crawl_script_without_main_guard_runs_workers_once_and_ends_early(
+    local_site: Callable[..., LocalSite], tmp_path: Path
+) -> None:
+    """Worker processes do not execute the crawl script again (multiprocessing's spawn
+    would: each worker would start its own crawl and never serve the pool, and the crawl
+    would hang); a crawl that stops early on CLOSESPIDER_ITEMCOUNT still ends."""
+    server = local_site()
+    paths = [f"/copy{copy}/{page.name}" for copy in range(5) for page in ARTICLES]
+    for path, page in zip(paths, ARTICLES * 5, strict=True):
+        server.add(path, page.read_bytes(), "text/html")
+    links = "".join(f'<a href="{path}">{path}</a>' for path in paths)
+    server.add("/index.html", f"<html><body>{links}</body></html>".encode(), "text/html")
+    script, feed, runs = tmp_path / "crawl.py", tmp_path / "items.jsonl", tmp_path / "runs"
+    script.write_text(UNGUARDED_SCRIPT)
+    proc = subprocess.run(
+        [sys.executable, str(script), server.base_url, str(feed), str(runs)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=python_env(),
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert runs.read_text() == "run\n", "the script ran once: no worker imported it"
+    items = [json.loads(line) for line in feed.read_text().splitlines()]
+    assert 3 <= len(items) < len(paths)  # ended early; items of pages in flight are kept
+    assert all(item["main_text"] for item in items)
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+
+
 # ---------------------------------------------------------------------- example project
 def run_example(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(

@@ -117,6 +117,11 @@ def test_model_file_matches_the_feature_code() -> None:
     training = model.about["training"]
     assert training["pages"] > 1000 and len(training["fingerprint"]) == 40
     assert set(model.about["validation"]["leave_one_set_out"]) >= set(training["sets"])
+    # The cut was chosen inside the training folds, not fixed: on site-grouped inner folds
+    # of every model's own training pages (the held-out models' cuts are recorded too).
+    assert training["inner_folds"] >= 2
+    for name in training["sets"]:
+        assert 0.0 < model.about["validation"]["leave_one_set_out"][name]["cut"] < 1.0
     doc = Document.from_input(PAGE)
     _, features, _ = block_features(doc)
     assert features.shape[1] == len(model.features)
