@@ -13,7 +13,7 @@ The combined model is a standardised logistic regression over
 twice, with its URL and without (so one model serves both cases). Inside each training set,
 site-grouped inner folds (:func:`~benchmarks.protocol.inner_folds`) choose the L2 penalty (by
 log-loss) and the two thresholds from out-of-fold probabilities: the drop threshold is the
-lowest score (never under 0.5) at which at most :data:`DROP_RATE` of the training pages that
+lowest score at which at most :data:`DROP_RATE` of the training pages that
 are not overview pages would be dropped, with and without their URL; the uncertain threshold
 the lowest at which at most :data:`UNCERTAIN_RATE` would be dropped or tagged. Nothing
 reported is scored by a model or threshold its own pages helped choose.
@@ -79,14 +79,16 @@ PENALTIES = (0.03, 0.1, 0.3, 1.0)
 #: Site-grouped folds (outer, overview-dev) and inner folds (choices).
 OUTER_FOLDS = 5
 INNER_FOLDS = 4
-#: The shipped model's features: the page's structure (teasers, their share of the page and
-#: of the main content, long paragraphs outside them), its declarations and URL shape. Of
-#: the candidates (:data:`~scrapy_tagratio.overview.FEATURES`), the net text length, the
-#: comment and raw count features and pagination are left out: with them, the content sets
-#: lost more pages under this protocol (dragnet-dev 1.0-1.4% against 0.4%) for no recall.
+#: The shipped model's features: the page's structure (teasers and lists of linked items,
+#: their share of the page and of the main content, long paragraphs outside them), its
+#: declarations and URL shape. Of the candidates
+#: (:data:`~scrapy_tagratio.overview.FEATURES`), the net text length, the comment and raw
+#: count features and pagination are left out: under this protocol they added no recall
+#: and, in the previous fit, lost more content pages (dragnet-dev 1.0-1.4% against 0.4%).
 MODEL_FEATURES = (
     "link_share", "summary_teasers", "heading_links", "teaser_share", "main_teaser_share",
-    "main_prose", "free_prose", "prose_paragraphs", "prose_share", "prose_block",
+    "main_prose", "free_prose", "list_items", "list_share", "list_over_prose",
+    "prose_paragraphs", "prose_share", "prose_block",
     "title_repeats_heading", "declares_article", "declares_item", "declares_listing",
     "og_website", "published_time", "url_home", "url_listing", "url_article",
 )  # fmt: skip
@@ -195,14 +197,16 @@ def model_of(
     return OverviewModel(data.names, means, scales, weights, float(intercept[0]), *thresholds)
 
 
-def lowest_threshold(scores: np.ndarray, rate: float, floor: float = 0.0) -> float:
-    """The lowest threshold (at least ``floor``) at which at most ``rate`` of ``scores``
-    are at or above it."""
+def lowest_threshold(scores: np.ndarray, rate: float) -> float:
+    """The lowest threshold at which at most ``rate`` of ``scores`` are at or above it.
+
+    No floor such as 0.5: the cost of a lost article, not the probability's midpoint, sets
+    the threshold (the pool's prior is about 8% overview pages, a crawl's may differ)."""
     allowed = int(np.floor(rate * scores.size))
     ranked = np.sort(scores)[::-1]
     if allowed >= ranked.size:
-        return floor
-    return max(floor, float(np.nextafter(ranked[allowed], 1.0)))
+        return 0.0
+    return float(np.nextafter(ranked[allowed], 1.0))
 
 
 @dataclass(frozen=True)
@@ -233,7 +237,7 @@ def choose(data: Data, train: np.ndarray, seed: int = 0) -> Choice:
     assert best is not None
     penalty, _, held = best
     negatives = held[:, ~data.truth[train]]
-    drop = max(lowest_threshold(row, DROP_RATE, 0.5) for row in negatives)
+    drop = max(lowest_threshold(row, DROP_RATE) for row in negatives)
     uncertain = max(lowest_threshold(row, UNCERTAIN_RATE) for row in negatives)
     return Choice(penalty, drop, min(uncertain, drop))
 

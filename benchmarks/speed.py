@@ -10,8 +10,11 @@ interleaved: the order of the methods rotates from page to page, so drift of a s
 * ``lxml-parse``: ``etree.fromstring(page_bytes, etree.HTMLParser())``, the floor of any DOM
   method;
 * ``trafilatura``: ``trafilatura.extract(page_bytes)``, a fast, accurate peer;
-* each extractor spec on the page bytes, and (``@tree``) on the tree parsel builds from the
-  decoded page, the way Scrapy hands ``response.selector.root`` over (tree built untimed).
+* ``read:kernel`` and ``read:target``: decoding and reading the page (``read_page``) by each
+  reader (the kernel's only when it is built);
+* each extractor spec on the page bytes, with the default reader and (``@target``, when
+  the kernel is built) the pure-Python one, and (``@tree``) on the tree parsel builds from
+  the decoded page, the way Scrapy hands ``response.selector.root`` over (tree untimed).
 
 Printed per method: mean and median milliseconds per page, pages per second, the ratio of its
 mean to lxml's mean, the median of its per-page ratios to lxml, and the ratio to trafilatura.
@@ -40,7 +43,8 @@ from typing import Any
 
 from lxml import etree
 
-from scrapy_tagratio import DEFAULT_ALGORITHM, extract
+from scrapy_tagratio import DEFAULT_ALGORITHM, extract, reader
+from scrapy_tagratio.decoding import decode_html
 
 from . import _data
 from .extractors import PEERS, make_extractor, parse_spec
@@ -50,6 +54,10 @@ __all__ = ["main"]
 LXML = "lxml-parse"
 TRAFILATURA = "trafilatura"
 TREE_SUFFIX = "@tree"
+#: Reading alone (decoding and ``read_page``), per reader.
+READ = "read:"
+#: An extractor on the pure-Python reader, beside the default (the kernel) when built.
+PURE_SUFFIX = "@target"
 #: A method: (page bytes, parsed tree, url) -> anything; its time is what is measured.
 Method = Callable[[bytes, Any, "str | None"], object]
 
@@ -90,10 +98,33 @@ def _scrapy_tree(html: bytes) -> Any:
     return Selector(text=html_to_unicode(None, html)[1]).root
 
 
+def _with_reader(name: str, method: Method) -> Method:
+    """``method`` with the pages read by reader ``name`` (see scrapy_tagratio.reader)."""
+
+    def run(html: bytes, tree: Any, url: str | None) -> object:
+        default, reader.DEFAULT_READER = reader.DEFAULT_READER, name
+        try:
+            return method(html, tree, url)
+        finally:
+            reader.DEFAULT_READER = default
+
+    return run
+
+
+def _read(name: str) -> Method:
+    """Decoding and reading alone (``read_page``), by reader ``name``."""
+    return lambda html, tree, url: reader.read_page(decode_html(html), reader=name)
+
+
 def _methods(specs: Sequence[str], with_tree: bool) -> dict[str, Method]:
     methods: dict[str, Method] = {LXML: _lxml_parse, TRAFILATURA: _trafilatura}
+    readers = list(reader.READERS) if reader.kernel_status()[0] else [reader.DEFAULT_READER]
+    for name in readers:
+        methods[f"{READ}{name}"] = _read(name)
     for spec in specs:
         methods[spec] = _on_bytes(spec)
+        if len(readers) > 1 and parse_spec(spec)[0] not in PEERS:
+            methods[f"{spec}{PURE_SUFFIX}"] = _with_reader("target", methods[spec])
     if with_tree:
         for spec in specs:
             if parse_spec(spec)[0] not in (*PEERS, "fulltext"):

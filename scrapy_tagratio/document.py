@@ -1,224 +1,51 @@
 """One page, decoded, read, cleaned and walked once: the input of every algorithm.
 
 :class:`Document` is built from ``str``, ``bytes`` (decoded as Scrapy does, with w3lib:
-HTTP/meta charset, BOM, then detection) or an lxml element already parsed (what
-``response.selector.root`` gives; it is serialised, read like any page and never
-modified).
+HTTP/meta charset, BOM, then detection: :mod:`.decoding`) or an lxml element already
+parsed (what ``response.selector.root`` gives; it is serialised, read like any page and
+never modified).
 
-The page is read by lxml's HTML parser as events (:mod:`.reader`): no tree is built, so
-a page costs a fraction of the memory a tree takes (the 20 MB test page: about 13x its
-size in all, where libxml2's tree alone took 9x), and no Python object per element has to
-be visited. :attr:`Document.root` parses a tree on request for callers who want one.
+The layout, one concern per module:
 
-Cleaning happens before anything is counted (every paper does this), by one rule for
-every algorithm (:func:`_dropped`): ``script``, ``style``, ``noscript``, ``template``,
-embedded objects (``svg``, ``iframe``, ``object``, ...), comments and processing
-instructions are skipped, and so are elements hidden by ``hidden``,
-``aria-hidden="true"`` or an inline ``display:none`` / ``visibility:hidden`` (CETD section
-5.4 names hidden disclaimers as its main precision loss). A ``noscript`` that holds block
-content is kept: libxml2 can put a whole body inside an unclosed ``<noscript>``. The node
-table applies the rule to the parsed elements; the source view to the start tags of the
-source, an element running to its matching closing tag (a start tag never closed drops
-only itself: where the parser would end it is not in the source).
+* :mod:`.decoding`: bytes to text, binary input refused;
+* :mod:`.reader`: text to the page's events (:mod:`.events`), by libxml2's parser through
+  a parser target (pure Python) or a compiled walk of its tree (``_kernel.pyx``): two
+  interchangeable readers with identical output;
+* :mod:`.cleaning`: the element classes and the one cleaning rule;
+* :mod:`.nodetable`: the node table of the DOM methods (CETD, TextSweeper, the default);
+* :mod:`.source`: the source view of CETR and CCB, and ``strip_tags``;
+* here: :class:`Document`, which builds the node table from the events (cleaned, the body
+  only) and rebuilds text and HTML output of marked nodes from the same event stream.
 
-Two views are built lazily, once:
-
-* :attr:`Document.nodes`, the node table of the DOM methods (CETD, TextSweeper, the
-  default): numpy arrays over the kept elements of ``<body>`` in document order. A
-  subtree is a contiguous range ``[i, end[i])``, so subtree sums are prefix-sum
-  differences, not recursion (100,000 levels of nesting are no problem).
-* :attr:`Document.source`, the source view of CETR and CCB: the HTML source of the body,
-  cleaned by the same rule, its code points, and the spans of its tags (array work over
-  the code points, the same tokens a regex scan finds).
+Two views are built lazily, once: :attr:`Document.nodes` and :attr:`Document.source`.
+:attr:`Document.root` parses a tree on request for callers who want one.
 """
 
 from __future__ import annotations
 
-import re
 import time
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
-from html import escape, unescape
+from html import escape
 from typing import Any
 
 import numpy as np
 from lxml import etree
-from w3lib.encoding import html_to_unicode
 
+from .cleaning import BLOCK_TAGS, LINK_TAGS, VOID_TAGS, TagClasses, _block_content, _dropped
+from .decoding import _decode, _refuse_binary, decode_html
 from .errors import ExtractionError
-from .reader import (
-    EVENT_CLOSE,
-    EVENT_OPEN,
-    EVENT_TEXT,
-    KEPT_ATTRIBUTES,
-    PageEvents,
-    _is_hidden,
-    parse_html,
-    parser_input,
-    read_page,
-)
+from .events import EVENT_CLOSE, EVENT_OPEN, EVENT_TEXT, KEPT_ATTRIBUTES, PageEvents
+from .nodetable import NodeTable, _subtree_mask, _subtree_sum
+from .reader import parse_html, parser_input, read_page
+from .source import SourceView, normalise_text, source_view, span_run_lengths, strip_tags
 
-__all__ = ["BLOCK_TAGS", "LINK_TAGS", "Document", "NodeTable", "SourceView"]
-
-#: Elements whose subtree is never content (cleaning before any count).
-SKIPPED_TAGS = frozenset(
-    {
-        "script", "style", "noscript", "template", "head", "title", "meta", "link", "base",
-        "iframe", "object", "embed", "svg", "math", "canvas", "audio", "video", "source",
-        "track", "map", "param", "frameset", "frame", "dialog", "textarea",
-    }
-)
-#: Elements laid out as blocks: text of neighbouring blocks is separated by a newline.
-BLOCK_TAGS = frozenset(
-    {
-        "address", "article", "aside", "blockquote", "body", "caption", "center", "dd",
-        "details", "dialog", "dir", "div", "dl", "dt", "fieldset", "figcaption", "figure",
-        "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup", "hr",
-        "html", "li", "main", "menu", "nav", "ol", "p", "pre", "section", "summary",
-        "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul", "br", "legend",
-        "option", "select", "textarea",
-    }
-)
-#: Elements counted as hyperlinks (CETD 4.3: buttons and drop-down lists act as links).
-LINK_TAGS = frozenset({"a", "button", "select", "input"})
-#: A noscript holding one of these is page content swallowed by the parser, not a fallback.
-_BLOCK_CONTENT_TAGS = frozenset({"p", "article", "main", "h1", "h2"})
-_BINARY_SIGNATURES: tuple[tuple[bytes, str], ...] = (
-    (b"\x89PNG", "PNG image"),
-    (b"%PDF", "PDF document"),
-    (b"\x1f\x8b", "gzip data"),
-    (b"GIF8", "GIF image"),
-    (b"\xff\xd8\xff", "JPEG image"),
-    (b"PK\x03\x04", "ZIP archive"),
-    (b"RIFF", "RIFF media"),
-    (b"\x00\x00\x01\x00", "icon"),
-    (b"wOFF", "web font"),
-)
-_CONTROL_BYTES = bytes(range(0, 9)) + bytes(range(14, 32))
-#: Single-byte charsets (as w3lib names them) that are mistaken declarations of UTF-8.
-_LEGACY_CHARSET = re.compile(r"(?:cp125\d|iso8859-\d+|latin-?1|windows-125\d|ascii)$", re.I)
-
-
-
-@dataclass(frozen=True, eq=False)
-class NodeTable:
-    """Per-element arrays over the kept elements under ``<body>`` (index 0), document order.
-
-    ``chars``/``link_chars``/``tags``/``link_tags`` are subtree totals: C, LC, T and LT in
-    CETD's notation (Definition 1-2). ``tags`` counts descendant elements, not the node
-    itself (CETD Example 2: a ``div`` holding only text has T = 0, used as 1).
-    """
-
-    tag: tuple[str, ...]
-    hint: tuple[str, ...]  # lower-case class, id, role and itemprop, space-separated
-    parent: np.ndarray  # int32, -1 for the root
-    depth: np.ndarray  # int32
-    end: np.ndarray  # int32: subtree of i is [i, end[i])
-    own_chars: np.ndarray  # int32: characters of text directly inside the element
-    own_link_chars: np.ndarray  # int32: of those, characters inside a link
-    is_link: np.ndarray  # bool: element is a link-like tag (LINK_TAGS)
-    is_block: np.ndarray  # bool
-    chars: np.ndarray  # C (int32, as the four below)
-    link_chars: np.ndarray  # LC
-    tags: np.ndarray  # T (descendant elements)
-    link_tags: np.ndarray  # LT (descendant link elements, like T not counting the node)
-
-    def __len__(self) -> int:
-        return len(self.tag)
-
-    def nearest_ancestor(self, flags: np.ndarray) -> np.ndarray:
-        """Per node, its nearest strict ancestor that is flagged (-1 where none is), by
-        pointer doubling: flagged nodes point to themselves, the others to their parent,
-        and every round follows the pointers of the pointers (log(depth) numpy rounds)."""
-        jump = np.where(flags, np.arange(len(self)), self.parent).astype(np.int64)
-        while True:
-            valid = jump >= 0
-            step = jump.copy()
-            step[valid] = jump[jump[valid]]
-            if np.array_equal(step, jump):
-                break
-            jump = step
-        return np.where(self.parent >= 0, jump[np.maximum(self.parent, 0)], -1)
-
-    @cached_property
-    def block(self) -> np.ndarray:
-        """Per node, its nearest block-level ancestor-or-self (the root counts as a
-        block): the layout block whose line its text is rendered in. Built once per page
-        and shared by the algorithms and the overview detector."""
-        is_block = self.is_block.copy()
-        if len(self):
-            is_block[0] = True
-        return np.where(is_block, np.arange(len(self)), self.nearest_ancestor(is_block))
-
-    @cached_property
-    def block_chars(self) -> np.ndarray:
-        """Per node, the characters of text its layout block owns when the node is a
-        block (:attr:`block`), 0 for the other nodes: what every per-block figure of the
-        algorithms, the structure detector and the site memory starts from."""
-        return np.bincount(self.block, weights=self.own_chars, minlength=len(self))
-
-    @cached_property
-    def block_link_chars(self) -> np.ndarray:
-        """Per node, as :attr:`block_chars`, the characters of its block inside links."""
-        return np.bincount(self.block, weights=self.own_link_chars, minlength=len(self))
-
-    @cached_property
-    def tag_codes(self) -> tuple[np.ndarray, dict[str, int]]:
-        """Per node, a small integer naming its tag, and the map from tag name to code:
-        one pass over the names serves every tag mask of the page (the default algorithm,
-        the overview detector and TextSweeper each ask for several)."""
-        codes = {tag: code for code, tag in enumerate(dict.fromkeys(self.tag))}
-        return np.fromiter(map(codes.__getitem__, self.tag), np.intp, len(self)), codes
-
-    def tag_mask(self, names: Collection[str]) -> np.ndarray:
-        """Boolean per node: its tag is one of ``names``."""
-        node_codes, codes = self.tag_codes
-        wanted = np.zeros(len(codes), dtype=bool)
-        wanted[[codes[name] for name in names if name in codes]] = True
-        return wanted[node_codes]
-
-    def ancestors_or_self(self, node: int) -> np.ndarray:
-        """Boolean per node: it is ``node`` or one of its ancestors (the path up to the
-        root), in one comparison: the subtrees ``[i, end[i])`` that contain ``node``."""
-        return (np.arange(len(self)) <= node) & (self.end > node)
-
-    def subtree_sum(self, values: np.ndarray) -> np.ndarray:
-        """Sum of ``values`` over each element's subtree (itself included)."""
-        return _subtree_sum(self.end, values)
-
-    def with_ancestors(self, mask: np.ndarray) -> np.ndarray:
-        """``mask`` widened to every ancestor of a marked element."""
-        out = mask.copy()
-        frontier = np.flatnonzero(mask)
-        parent = self.parent
-        while frontier.size:
-            up = parent[frontier]
-            up = up[(up >= 0) & ~out[np.maximum(up, 0)]]
-            up = np.unique(up)
-            out[up] = True
-            frontier = up
-        return out
-
-    def with_descendants(self, mask: np.ndarray) -> np.ndarray:
-        """``mask`` widened to every descendant of a marked element: the nodes with a
-        marked node on their path to the root (themselves included)."""
-        return _subtree_mask(self.end, mask)
-
-
-def _subtree_sum(end: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Sum of ``values`` over each subtree ``[i, end[i])``: prefix-sum differences."""
-    prefix = np.concatenate(([0], np.cumsum(values)))
-    return prefix[end] - prefix[np.arange(len(end))]
-
-
-def _subtree_mask(end: np.ndarray, flags: np.ndarray) -> np.ndarray:
-    """True inside the subtree of any flagged node (the flagged nodes included)."""
-    marks = np.zeros(len(end) + 1, dtype=np.int64)
-    idx = np.flatnonzero(flags)
-    np.add.at(marks, idx, 1)
-    np.add.at(marks, end[idx], -1)
-    return np.cumsum(marks)[:-1] > 0
+# The names algorithms and users import from here, wherever they are defined now.
+__all__ = [
+    "BLOCK_TAGS", "LINK_TAGS", "Document", "NodeTable", "SourceView", "decode_html",
+    "normalise_text", "parse_html", "span_run_lengths", "strip_tags",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -238,115 +65,6 @@ class _Walk:
     piece_chars: np.ndarray  # int64
     #: Per node, its element's index in the page's events (:class:`PageEvents`).
     element: np.ndarray
-
-
-@dataclass(frozen=True, eq=False)
-class SourceView:
-    """The cleaned HTML source (:func:`_dropped`'s elements and comments removed) and the
-    ``[start, end)`` character spans of its tags, for the source-based methods (CETR, CCB).
-    ``tag_names`` are lower-case names (``"a"`` for both ``<a ...>`` and ``</a>``);
-    ``code_points`` are the Unicode code points of :attr:`text` (uint32), for vectorised
-    character classes (white space, scripts) without a Python loop over characters."""
-
-    text: str
-    tag_starts: np.ndarray
-    tag_ends: np.ndarray
-    tag_names: tuple[str, ...]
-    code_points: np.ndarray
-
-    def tag_of(self) -> np.ndarray:
-        """Per character of :attr:`text`, the index of the tag it lies in, -1 outside tags.
-
-        Text and tags alternate (text before tag 0, tag 0, text before tag 1, ..., text
-        after the last tag), so one ``np.repeat`` of the run labels by the run lengths
-        labels every character. Not kept: eight bytes per character would stay alive as
-        long as the document (a method call costs one pass)."""
-        n_tags = self.tag_starts.size
-        labels = np.full(2 * n_tags + 1, -1, dtype=np.int64)
-        labels[1::2] = np.arange(n_tags)
-        return np.repeat(labels, span_run_lengths(self.tag_starts, self.tag_ends, len(self.text)))
-
-    def tags_named(self, names: Collection[str]) -> np.ndarray:
-        """Boolean per tag: its name is one of ``names``."""
-        return np.fromiter(map(names.__contains__, self.tag_names), bool, len(self.tag_names))
-
-    def is_tag_char(self) -> np.ndarray:
-        """Boolean per character of :attr:`text`: inside a tag (code) or not (content)."""
-        return self.tag_of() >= 0
-
-    def anchor_depth_mask(self) -> np.ndarray:
-        """Boolean per character: inside an ``<a>`` element (its tags and text)."""
-        is_anchor = self.tags_named(("a",))
-        if not is_anchor.any():
-            return np.zeros(len(self.text), dtype=bool)
-        starts = self.tag_starts[is_anchor]
-        closing = self.code_points[starts + 1] == 0x2F  # "</a"
-        # Depth +1 at an opening tag's start, -1 at a closing tag's end. Openings are
-        # marked first: a closing tag can end where the next opening starts ("</a><a>").
-        marks = np.zeros(len(self.text) + 1, dtype=np.int32)
-        marks[starts[~closing]] = 1
-        marks[self.tag_ends[is_anchor][closing]] -= 1
-        return np.cumsum(marks, dtype=np.int32)[:-1] > 0
-
-
-def span_run_lengths(starts: np.ndarray, ends: np.ndarray, size: int) -> np.ndarray:
-    """Lengths of the runs that sorted, disjoint spans ``[starts[i], ends[i])`` cut
-    ``range(size)`` into: the gap before span 0, span 0, the gap before span 1, ...,
-    the gap after the last span (``2 * len(starts) + 1`` runs, gaps possibly empty).
-    ``np.repeat`` of one label per run by these lengths labels every position."""
-    bounds = np.empty(2 * starts.size + 2, dtype=np.int64)
-    bounds[0], bounds[-1] = 0, size
-    bounds[1:-1:2] = starts
-    bounds[2:-1:2] = ends
-    return np.diff(bounds)
-
-
-def _code_at(codes: np.ndarray, positions: np.ndarray) -> np.ndarray:
-    """``codes[positions]``, 0 for positions past the end."""
-    return np.where(positions < codes.size, codes[np.minimum(positions, codes.size - 1)], 0)
-
-
-def _tag_spans(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The ``[start, end)`` spans of the matches of :data:`_SOURCE_TAG` in the text whose
-    code points are ``codes``, with array operations instead of a scan.
-
-    A match starts at ``<`` or ``</`` followed by an ASCII letter and ends after the next
-    ``>`` (at the end of the text if none follows). A scan resumes after each match, so a
-    candidate start inside an earlier match, which shares that match's next ``>``, is no
-    match: of each group of candidates with the same end only the first counts."""
-    opens = np.flatnonzero(codes == 0x3C)
-    name_at = opens + 1 + (_code_at(codes, opens + 1) == 0x2F)  # the name's first character
-    folded = _code_at(codes, name_at) | 0x20  # ASCII upper case to lower; no other to a-z
-    starts = opens[(folded >= 0x61) & (folded <= 0x7A)]
-    closers = np.flatnonzero(codes == 0x3E)
-    ends = np.append(closers + 1, codes.size)[np.searchsorted(closers, starts)]
-    first = np.ones(starts.size, dtype=bool)
-    first[1:] = ends[1:] != ends[:-1]
-    return starts[first], ends[first]
-
-
-#: Comments, scripts and styles (code: a "<" in them starts no tag), CDATA sections,
-#: processing instructions and the doctype,
-#: each up to its closer or the end of the text. The bodies are the unrolled form of
-#: ``.*?(?:CLOSER|\Z)``: runs of characters that cannot start the closer, and any one that
-#: can but does not, so the scan moves in a character-class loop instead of trying the
-#: closer at every character (four times faster; same matches).
-_SOURCE_JUNK = re.compile(
-    r"<!--[^-]*(?:-(?!->)[^-]*)*(?:-->|\Z)"
-    r"|<(script|style)\b[^>]*>[^<]*(?:<(?!/\1\s*>)[^<]*)*(?:</\1\s*>|\Z)"
-    r"|<!\[CDATA\[[^\]]*(?:\](?!\]>)[^\]]*)*(?:\]\]>|\Z)"
-    r"|<\?[^?]*(?:\?(?!>)[^?]*)*(?:\?>|\Z)"
-    r"|<!doctype[^>]*>",
-    re.I | re.S,
-)
-_SOURCE_TAG = re.compile(r"</?([A-Za-z][A-Za-z0-9:_-]*)[^>]*>?")
-#: An attribute in a start tag of the source: name, then a double-, single- or unquoted value.
-_ATTRIBUTE = re.compile(r"""([^\s"'=<>/]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+)))?""")
-#: Every hiding attribute (``hidden``, ``aria-hidden="true"``, ``display:none``,
-#: ``visibility:hidden``) holds one of these: start tags without are not parsed.
-_HIDING_WORDS = ("hidden", "none")
-#: Elements the source view never drops, whatever their attributes (as the node table).
-_NEVER_DROPPED = frozenset({"html", "body"})
 
 
 _CHUNK_CHARS = 1 << 20
@@ -372,65 +90,6 @@ def _collapsed_lengths(pieces: list[str]) -> np.ndarray:
         out[first:last] = np.fromiter(map(len, map(str.strip, collapsed)), np.int64, last - first)
         first = last
     return out
-
-
-def _sniff_binary(data: bytes) -> str | None:
-    """Name of the binary format ``data`` looks like, or None for text."""
-    head = data[:2048].lstrip()
-    for signature, name in _BINARY_SIGNATURES:
-        if head.startswith(signature):
-            return name
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16/32 BOM: NUL bytes are text
-        return None
-    sample = data[:4096]
-    if sample and sum(map(sample.count, _CONTROL_BYTES)) > 0.1 * len(sample):
-        return "binary data"
-    return None
-
-
-def _detect_encoding(data: bytes) -> str | None:
-    """Scrapy's fallback when neither HTTP, BOM nor meta names a charset
-    (``TextResponse._auto_detect_fun``): UTF-8 if the bytes decode as UTF-8, else
-    charset-normalizer's best guess (a dependency of Scrapy, used when present)."""
-    try:
-        data.decode("utf-8")
-    except UnicodeError:
-        pass
-    else:
-        return "utf-8"
-    try:
-        from charset_normalizer import from_bytes
-    except ImportError:  # pragma: no cover - Scrapy installs it
-        return None
-    match = from_bytes(data).best()
-    return match.encoding if match else None
-
-
-def decode_html(data: bytes, content_type: str | None = None) -> str:
-    """Decode page bytes as Scrapy does: HTTP charset, BOM, meta charset, then detection.
-    Raises :class:`ExtractionError` for binary data."""
-    _refuse_binary(data)
-    return _decode(data, content_type)
-
-
-def _refuse_binary(data: bytes) -> None:
-    kind = _sniff_binary(data)
-    if kind is not None:
-        raise ExtractionError(f"input is {kind}, not HTML", kind="not_html")
-
-
-def _decode(data: bytes, content_type: str | None) -> str:
-    """As Scrapy decodes, except that bytes declared in a legacy single-byte charset
-    that are valid UTF-8 (and not ASCII) are read as UTF-8: re-encoded saves and
-    misconfigured servers declare latin-1 over UTF-8, and trusting them gives mojibake
-    ("Ã©" for "é"); real latin-1 text is almost never valid UTF-8."""
-    encoding, text = html_to_unicode(content_type, data, auto_detect_fun=_detect_encoding)
-    if _LEGACY_CHARSET.match(encoding) and not data.isascii():
-        try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError:
-            pass
-    return text
 
 
 class Document:
@@ -528,10 +187,11 @@ class Document:
         end = page.end
         # Cleaning: the subtrees of dropped elements go, their tails stay. A hidden
         # element holding most of the page is not dropped (see _hidden_to_skip).
+        classes = TagClasses(tags)
         skip = _dropped(
-            tags,
+            classes,
             _hidden_to_skip(page, body),
-            lambda noscripts: _subtree_sum(end, _block_content(tags))[noscripts] > 0,
+            lambda noscripts: _subtree_sum(end, _block_content(classes))[noscripts] > 0,
         )
         skip[body] = False
         positions = np.arange(n)
@@ -544,7 +204,7 @@ class Document:
         parent = page.parent[kept]
         parent = np.where(parent >= body, kept_before[np.maximum(parent, 0)], -1)
         end = kept_before[end[kept]]
-        is_link = np.fromiter(map(LINK_TAGS.__contains__, table_tags), bool, m)
+        is_link = classes.mask(LINK_TAGS)[kept]
         link_from = is_link.copy()
         link_from[0] = False  # the walk starts outside any link
         in_link = _subtree_mask(end, link_from)
@@ -574,7 +234,7 @@ class Document:
             own_chars=own,
             own_link_chars=own_link,
             is_link=is_link,
-            is_block=np.fromiter(map(BLOCK_TAGS.__contains__, table_tags), bool, m),
+            is_block=classes.mask(BLOCK_TAGS)[kept],
             chars=_subtree_sum(end, own).astype(np.int32),
             link_chars=_subtree_sum(end, own_link).astype(np.int32),
             tags=(end - table_positions - 1).astype(np.int32),
@@ -713,7 +373,7 @@ class Document:
             )
         ]
         markup[closing] = [
-            "" if tags[node] in _VOID_TAGS else f"</{tags[node]}>"
+            "" if tags[node] in VOID_TAGS else f"</{tags[node]}>"
             for node in nodes[closing].tolist()
         ]
         return "".join(markup.tolist())
@@ -763,156 +423,7 @@ class Document:
     @cached_property
     def source(self) -> SourceView:
         """The source view for CETR and CCB (built on first use)."""
-        text = parser_input(self.text)  # as the parser gets it
-        body_start = re.search(r"<body\b", text, re.I)
-        if body_start is not None:
-            text = text[body_start.start():]
-        source = _source_view(_SOURCE_JUNK.sub("", text))
-        drop_starts, drop_ends = _dropped_spans(source)
-        if not drop_starts.size:
-            return source
-        text = source.text
-        kept = zip([0, *drop_ends.tolist()], [*drop_starts.tolist(), len(text)], strict=True)
-        return _source_view("".join(text[start:end] for start, end in kept))
-
-
-def _dropped(
-    tags: Sequence[str],
-    hidden: Sequence[int] | np.ndarray,
-    holds_block_content: Callable[[np.ndarray], np.ndarray],
-) -> np.ndarray:
-    """The cleaning rule of every algorithm (DESIGN.md section 2), per element: dropped
-    with its content when its tag is in :data:`SKIPPED_TAGS` or it is ``hidden``
-    (indices), except a ``noscript`` for which ``holds_block_content(indices)`` is True
-    (libxml2 can swallow the page into an unclosed ``<noscript>``). The node table applies
-    it to the parsed elements, the source view to the start tags of the source."""
-    n = len(tags)
-    skip = np.fromiter(map(SKIPPED_TAGS.__contains__, tags), bool, n)
-    noscripts = np.flatnonzero(skip & np.fromiter(map("noscript".__eq__, tags), bool, n))
-    if noscripts.size:
-        skip[noscripts] = ~holds_block_content(noscripts)
-    skip[np.asarray(hidden, dtype=np.intp)] = True
-    return skip
-
-
-def _block_content(tags: Sequence[str]) -> np.ndarray:
-    """Boolean per element: one of the tags whose presence marks a noscript as content."""
-    return np.fromiter(map(_BLOCK_CONTENT_TAGS.__contains__, tags), bool, len(tags))
-
-
-def _source_view(text: str) -> SourceView:
-    """The tags of ``text`` (a source without comments, scripts and styles)."""
-    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
-    starts, ends = _tag_spans(codes)
-    return SourceView(
-        text=text,
-        tag_starts=starts,
-        tag_ends=ends,
-        tag_names=tuple(map(str.lower, _SOURCE_TAG.findall(text))),
-        code_points=codes,
-    )
-
-
-def _source_attributes(tag: str) -> dict[str, str]:
-    """The attributes of one start tag of the source as lxml reads them: names in lower
-    case, values unescaped, the first of repeated names kept."""
-    attributes: dict[str, str] = {}
-    name = _SOURCE_TAG.match(tag)
-    for match in _ATTRIBUTE.finditer(tag, name.end(1) if name else 0):
-        value = next((v for v in match.group(2, 3, 4) if v is not None), "")
-        attributes.setdefault(match.group(1).lower(), unescape(value))
-    return attributes
-
-
-def _element_ends(
-    source: SourceView, opens: np.ndarray, closing: np.ndarray, name_ids: np.ndarray
-) -> np.ndarray:
-    """Per start tag in ``opens`` (tag indices), where its element ends in the source: after
-    the matching closing tag of its name (``name_ids``: one integer per tag name; nested
-    tags of that name counted), or after the tag itself for a void or self-closed (``/>``)
-    tag and a tag never closed (its content is kept: where the parser would end it is not
-    in the source, and a broken page loses no text to a guess)."""
-    ends = source.tag_ends[opens].astype(np.int64)
-    self_closed = source.code_points[np.maximum(source.tag_ends - 2, 0)] == 0x2F
-    open_void = np.fromiter(
-        (source.tag_names[i] in _VOID_TAGS for i in opens.tolist()), bool, opens.size
-    )
-    for name in np.unique(name_ids[opens[~open_void]]).tolist():
-        same = np.flatnonzero(name_ids == name)
-        closes = np.flatnonzero(closing[same])
-        if not closes.size:
-            continue
-        depth = np.cumsum(np.where(closing[same], -1, np.where(self_closed[same], 0, 1)))
-        # The match of an open is the first later close back at the depth before it:
-        # closes sorted by (depth, position), searched for (depth before, position).
-        low, size = min(0, int(depth.min())), len(same) + 1
-        keys = (depth[closes] - low) * size + closes
-        order = np.argsort(keys)
-        keys = keys[order]
-        mine = np.flatnonzero((name_ids[opens] == name) & ~self_closed[opens] & ~open_void)
-        at = np.searchsorted(same, opens[mine])
-        wanted = depth[at] - 1 - low
-        found = np.searchsorted(keys, wanted * size + at)
-        ok = (found < keys.size) & (keys[np.minimum(found, keys.size - 1)] // size == wanted)
-        ends[mine[ok]] = source.tag_ends[same[closes[order[found[ok]]]]]
-    return ends
-
-
-def _hiding_words(source: SourceView) -> np.ndarray:
-    """Positions in the source where one of :data:`_HIDING_WORDS` starts, in any ASCII
-    case (attributes are read only in the start tags holding one)."""
-    folded = source.code_points | 0x20  # ASCII letters to lower case, nothing else to one
-    found = []
-    for word in _HIDING_WORDS:
-        at = np.flatnonzero(folded[: max(folded.size - len(word) + 1, 0)] == ord(word[0]))
-        for offset, letter in enumerate(word[1:], 1):
-            at = at[folded[at + offset] == ord(letter)]
-        found.append(at)
-    return np.sort(np.concatenate(found))
-
-
-def _dropped_spans(source: SourceView) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted, disjoint ``[start, end)`` spans of the elements :func:`_dropped` removes from
-    the source (outermost, overlaps merged): the source view's half of the cleaning rule."""
-    empty = np.zeros(0, dtype=np.int64)
-    if not source.tag_starts.size:
-        return empty, empty
-    ids = {name: i for i, name in enumerate(set(source.tag_names))}
-    name_ids = np.fromiter(map(ids.__getitem__, source.tag_names), np.intp, len(source.tag_names))
-    closing = source.code_points[source.tag_starts + 1] == 0x2F
-    opens = np.flatnonzero(~closing)
-    tags = [source.tag_names[i] for i in opens.tolist()]
-    open_starts, open_ends = source.tag_starts[opens], source.tag_ends[opens]
-    words = _hiding_words(source)
-    holder = np.searchsorted(open_starts, words, side="right") - 1
-    holder = np.unique(holder[(holder >= 0) & (words < open_ends[np.maximum(holder, 0)])])
-    text = source.text
-    hidden = [
-        k
-        for k, start, end in zip(
-            holder.tolist(), open_starts[holder].tolist(), open_ends[holder].tolist(), strict=True
-        )
-        if _is_hidden(_source_attributes(text[start:end]))
-    ]
-
-    def holds_block_content(noscripts: np.ndarray) -> np.ndarray:
-        stops = _element_ends(source, opens[noscripts], closing, name_ids)
-        block_starts = open_starts[_block_content(tags)]
-        after_start = np.searchsorted(block_starts, open_starts[noscripts])
-        return np.searchsorted(block_starts, stops) > after_start
-
-    skip = _dropped(tags, hidden, holds_block_content)
-    skip &= ~np.fromiter(map(_NEVER_DROPPED.__contains__, tags), bool, len(tags))
-    dropped = opens[skip]
-    if not dropped.size:
-        return empty, empty
-    starts = source.tag_starts[dropped].astype(np.int64)
-    ends = _element_ends(source, dropped, closing, name_ids)
-    # Union of the spans: a new group starts where a span begins after every earlier end.
-    first = np.concatenate(([True], starts[1:] >= np.maximum.accumulate(ends)[:-1]))
-    return starts[first], np.maximum.reduceat(ends, np.flatnonzero(first))
-
-
+        return source_view(parser_input(self.text))  # as the parser gets it
 def _hidden_to_skip(page: PageEvents, body: int) -> list[int]:
     """The hidden elements to clean away: all but those holding most of the body's text.
     Scripts reveal such an element (React streaming puts the rendered page in
@@ -949,29 +460,5 @@ def _attribute_markup(values: tuple[str | None, ...] | None) -> str:
     )
 
 
-#: Elements without content or closing tag (HTML's void elements).
-_VOID_TAGS = frozenset(
-    {"area", "base", "br", "col", "embed", "frame", "hr", "img", "input", "keygen", "link",
-     "meta", "param", "source", "track", "wbr"}
-)  # fmt: skip
-_SPACES = re.compile(r"[^\S\n]+")
 #: The line break of the walk's text: a character no lxml text holds.
 _BREAK = "\0"
-_NEWLINES = re.compile(r" ?\n[\s]*")
-
-
-def normalise_text(text: str) -> str:
-    """Collapse white space: runs of spaces to one space, line breaks to one newline."""
-    text = _SPACES.sub(" ", text)
-    return _NEWLINES.sub("\n", text).strip()
-
-
-def strip_tags(fragments: Iterable[str]) -> str:
-    """Text of HTML source fragments (for the source-based methods): block tags become
-    line breaks, inline tags vanish (``foo<b>bar</b>`` reads ``foobar``), entities are
-    decoded and white space normalised."""
-    # split() puts each tag's name between the texts around it, so one comprehension over
-    # the names replaces the tags (no Python callback per match, as sub() would need).
-    parts = _SOURCE_TAG.split("\n".join(fragments))
-    parts[1::2] = ["\n" if name.lower() in BLOCK_TAGS else "" for name in parts[1::2]]
-    return normalise_text(unescape("".join(parts)))

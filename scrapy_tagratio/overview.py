@@ -14,10 +14,16 @@ page. This module measures evidence on the page itself, from the node table, the
   teaser link, the teasers' share of the page's text and of the extraction's main
   content (a listing's main content is teasers; an article's is its body, whatever rail
   sits beside it);
+* **lists** (:func:`_lists`): many repeated items that each hold a link, longer than a
+  menu's and shorter than a page section: products, forum topics, search results, whose
+  names are no headlines. Measured: the largest list, the lists' share of the page's text,
+  and the share of teasers or lists against them and the long paragraphs outside them
+  (the default extraction leaves teaser lists out of an article's text, so on a listing it
+  keeps a fragment: evidence read off the page itself does not depend on it);
 * **prose**: text cut into layout blocks and blocks into runs at every block that is
   mostly link text: long paragraphs in the longest run, its share of the page's text,
   the largest set of long paragraphs under one parent, long paragraphs in the main
-  content and outside every teaser and comment; whether the ``<title>`` repeats the
+  content and outside every teaser, list and comment; whether the ``<title>`` repeats the
   first ``<h1>``. A listing has many items, not few characters: a short article has
   little prose but no teasers either;
 * **the page's declarations**: ``og:type``, JSON-LD ``@type`` and microdata
@@ -38,18 +44,18 @@ are dropped. A page at or above the drop threshold is ``"overview"`` (its items 
 dropped), between the two ``"uncertain"`` (kept and tagged), else ``"content"``. The
 declarations and the URL weigh as learned but are never decisive alone: a page is only
 dropped if its structure alone scores at least the uncertain threshold, and never
-without teasers (:meth:`OverviewModel.judge`).
+without teasers or lists (:meth:`OverviewModel.judge`).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from functools import cache, cached_property
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 from urllib.parse import parse_qsl, urlsplit
@@ -65,7 +71,7 @@ from .algorithms.base import (
 )
 from .document import Document, NodeTable
 from .errors import ExtractionError
-from .structure import find_structures
+from .structure import Structures, find_structures
 
 __all__ = [
     "FEATURES",
@@ -84,6 +90,8 @@ __all__ = [
 
 #: Characters of the dense scripts (Han, kana, Hangul) that set the text scale.
 _DENSE_SCRIPT = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+#: Characters of each text the text scale samples.
+_SCALE_SAMPLE = 300
 #: A link this long (scaled characters) reads like a headline.
 HEADLINE_LINK = 20
 #: A layout block of this much non-link text (scaled characters) is a long paragraph.
@@ -92,6 +100,15 @@ LONG_PARAGRAPH = 100
 TEASER_MAX_LENGTH = 1500
 #: A teaser with at least this much non-link text (scaled characters) has a summary.
 TEASER_SUMMARY = 40
+#: A list item (any repeated item holding a link, headline or not) holds at least this
+#: much text on average (scaled characters): a product, a forum topic, a search result;
+#: a menu's items are shorter.
+LIST_ITEM_CHARS = 20
+#: ... and at most this much (a product, a topic, a result: no story and its comments,
+#: no page section wrapping lists).
+LIST_ITEM_MAX_CHARS = 400
+#: A list has at least this many items (a listing has many items, not few characters).
+LIST_ITEMS = 5
 
 #: schema.org types that declare one article (JSON-LD ``@type``, microdata ``itemtype``).
 ARTICLE_TYPES = frozenset(
@@ -114,12 +131,14 @@ LISTING_TYPES = frozenset({"CollectionPage", "ItemList", "SearchResultsPage", "B
 _JSONLD_TYPE = re.compile(r'"@type"\s*:\s*\[?\s*"([^"]+)"')
 #: ``<meta>`` names and properties that carry a publication time (articles have one).
 _PUBLISHED_META = frozenset({"article:published_time", "datepublished", "pubdate", "date"})
+#: A ``rel`` attribute (all of a page's, joined by spaces) that links a next or previous page.
+_REL_PAGINATION = re.compile(r"(?:^|\s)(?:next|prev)(?=\s|$)", re.I)
 
 #: Path segments and query keys of listings in the URL conventions of web software.
 _LISTING_SEGMENTS = frozenset(
     {
         "tag", "tags", "category", "categories", "cat", "section", "sections", "topic",
-        "topics", "archive", "archives", "author", "authors", "search", "page", "paged",
+        "topics", "archive", "archives", "author", "authors", "search", "paged",
         "list", "forum", "forums", "board", "date", "events", "collection", "shop",
     }
 )  # fmt: skip
@@ -134,14 +153,14 @@ _SLUG_SEPARATOR = re.compile(r"[-_]")
 
 def text_scale(document: Document) -> float:
     """Characters per Latin-letter equivalent: 1 + 2 x the share of Han, kana and Hangul
-    characters in the title and the five largest own texts of the page."""
+    characters in the title and the five largest own texts of the page (the first
+    :data:`_SCALE_SAMPLE` characters of each: a sample, not a census)."""
     nodes = document.nodes
     count = min(5, len(nodes))
-    parts = [document.title or ""]
+    parts = [(document.title or "")[:_SCALE_SAMPLE]]
     if count:
-        parts.extend(
-            map(document.own_text, np.argpartition(-nodes.own_chars, count - 1)[:count].tolist())
-        )
+        largest = np.argpartition(-nodes.own_chars, count - 1)[:count].tolist()
+        parts.extend(document.own_text(node)[:_SCALE_SAMPLE] for node in largest)
     sample = "".join("".join(parts).split())
     if not sample:
         return 1.0
@@ -149,7 +168,13 @@ def text_scale(document: Document) -> float:
 
 
 def url_shape(url: str | None) -> str:
-    """``"home"``, ``"listing"``, ``"article"`` or ``""`` (unknown or undecided)."""
+    """``"home"``, ``"listing"``, ``"article"`` or ``""`` (unknown or undecided).
+
+    Pagination (``/page/2``, ``?page=3``) makes a listing; otherwise an article's marks
+    (a long number, a slug of four words or more, a date path) win over the listing words
+    of the path and query: web software files articles under its listing paths
+    (``/forum/discussion/<slug>-338679``, ``/archive/2020/08/<slug>``, ``?cat=1&id=13066``).
+    """
     if not url:
         return ""
     parts = urlsplit(url.strip())
@@ -157,13 +182,8 @@ def url_shape(url: str | None) -> str:
     query = parse_qsl(parts.query)
     if not query and (not segments or (len(segments) == 1 and _INDEX_FILE.fullmatch(segments[0]))):
         return "home"
-    paginated = _PAGINATED_PATH.search(parts.path) is not None or any(
+    if _PAGINATED_PATH.search(parts.path) is not None or any(
         key.lower() in _PAGE_KEYS and value.isdigit() and len(value) <= 3 for key, value in query
-    )
-    if (
-        paginated
-        or any(s.lower() in _LISTING_SEGMENTS for s in segments)
-        or any(key.lower() in _LISTING_KEYS for key, _ in query)
     ):
         return "listing"
     slug = max((len(_SLUG_SEPARATOR.findall(s)) for s in segments), default=0)
@@ -173,6 +193,10 @@ def url_shape(url: str | None) -> str:
         or (_DATE_PATH.search(parts.path) and len(segments) >= 4)
     ):
         return "article"
+    if any(s.lower() in _LISTING_SEGMENTS for s in segments) or any(
+        key.lower() in _LISTING_KEYS for key, _ in query
+    ):
+        return "listing"
     return ""
 
 
@@ -191,6 +215,8 @@ class TeaserEvidence:
     main_teaser_share: float
     main_prose: int
     free_prose: float
+    list_items: int
+    list_share: float
 
 
 @dataclass(frozen=True)
@@ -216,6 +242,14 @@ class PageEvidence(TeaserEvidence):
     main_link_share: float  # link characters of the extraction's content, as a share
 
     @property
+    def list_over_prose(self) -> float:
+        """The text of the page's teasers or lists (whichever holds more) against that
+        and the long paragraphs outside them: near 1 on a listing, low on an article
+        whatever rail sits beside its body."""
+        listed = max(self.teaser_share, self.list_share) * self.total_length
+        return listed / (listed + self.free_prose) if listed else 0.0
+
+    @property
     def prose_block_share(self) -> float:
         """The largest block of long paragraphs as a share of the page's text."""
         return min(1.0, self.prose_block / self.total_length) if self.total_length else 0.0
@@ -239,6 +273,9 @@ class PageEvidence(TeaserEvidence):
             "main_link_share": self.main_link_share,
             "main_prose": log1p(self.main_prose),
             "free_prose": log1p(self.free_prose),
+            "list_items": log1p(self.list_items),
+            "list_share": self.list_share,
+            "list_over_prose": self.list_over_prose,
             "prose_block_share": self.prose_block_share,
             "prose_paragraphs": log1p(self.prose_paragraphs),
             "prose_share": self.prose_share,
@@ -256,16 +293,26 @@ class PageEvidence(TeaserEvidence):
         }
 
     def to_dict(self) -> dict[str, Any]:
-        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data = dict(zip(_EVIDENCE_FIELDS, _EVIDENCE_VALUES(self), strict=True))
         data["prose_block_share"] = self.prose_block_share
+        data["list_over_prose"] = self.list_over_prose
         return data
+
+
+#: Field names of the evidence and their getters (``dataclasses.fields`` and ``asdict``
+#: cost more per page than the measurements they copy).
+_TEASER_FIELDS = tuple(f.name for f in fields(TeaserEvidence))
+_EVIDENCE_FIELDS = tuple(f.name for f in fields(PageEvidence))
+_TEASER_VALUES = attrgetter(*_TEASER_FIELDS)
+_EVIDENCE_VALUES = attrgetter(*_EVIDENCE_FIELDS)
 
 
 #: Names of :meth:`PageEvidence.features`, in order.
 FEATURES = (
     "net_text", "link_share", "teasers", "summary_teasers", "largest_teaser_group",
     "heading_links", "teaser_share", "comment_items", "comment_share",
-    "main_teaser_share", "main_link_share", "main_prose", "free_prose", "prose_block_share",
+    "main_teaser_share", "main_link_share", "main_prose", "free_prose", "list_items",
+    "list_share", "list_over_prose", "prose_block_share",
     "prose_paragraphs", "prose_share", "prose_block",
     "title_repeats_heading", "declares_article", "declares_item", "declares_listing",
     "og_website", "published_time", "paginated", "url_home", "url_listing", "url_article",
@@ -291,9 +338,8 @@ def teaser_evidence(document: Document, labelling: Labelling, scale: float) -> T
     unlinked = (nodes.chars - nodes.link_chars) * scale
     total = float(nodes.chars[0]) if len(nodes) else 0.0
     groups = found.group[teaser_items]
-    is_anchor = nodes.tag_mask(("a",))
-    heading_links = nodes.tag_mask(HEADING_TAGS) & teaser
-    heading_links &= nodes.subtree_sum(is_anchor) > 0
+    holds_link = nodes.subtree_sum(nodes.tag_mask(("a",))) > 0
+    heading_links = nodes.tag_mask(HEADING_TAGS) & teaser & holds_link
     content = labelling.content_nodes
     if content is None:  # an algorithm without a node mask: the whole page
         content = np.ones(len(nodes), dtype=bool)
@@ -302,12 +348,10 @@ def teaser_evidence(document: Document, labelling: Labelling, scale: float) -> T
     block_text = np.bincount(
         owner, weights=(nodes.own_chars - nodes.own_link_chars) * content, minlength=len(nodes)
     )
-    outside = ~teaser & ~found.comment
+    list_items, listed = _lists(nodes, found, holds_link, scale)
+    outside = ~teaser & ~found.comment & ~listed
     prose = (block_text * scale >= LONG_PARAGRAPH) & outside
-    page_text = (
-        np.bincount(owner, weights=nodes.own_chars - nodes.own_link_chars, minlength=len(nodes))
-        * scale
-    )
+    page_text = (nodes.block_chars - nodes.block_link_chars) * scale
     free = np.where((page_text >= LONG_PARAGRAPH) & outside, page_text, 0.0)
     return TeaserEvidence(
         teasers=int(teaser_items.size),
@@ -322,16 +366,41 @@ def teaser_evidence(document: Document, labelling: Labelling, scale: float) -> T
         else 0.0,
         main_prose=int(prose.sum()),
         free_prose=float(free.sum()),
+        list_items=list_items,
+        list_share=float(nodes.own_chars[listed].sum()) / total if total else 0.0,
     )
+
+
+def _lists(
+    nodes: NodeTable, found: Structures, holds_link: np.ndarray, scale: float
+) -> tuple[int, np.ndarray]:
+    """The size of the largest list and every node inside a list: groups of at least
+    :data:`LIST_ITEMS` repeated siblings that nearly all hold a link, no comment thread,
+    whose items hold :data:`LIST_ITEM_CHARS` to :data:`LIST_ITEM_MAX_CHARS` on average.
+    Products, forum topics and search results are such items without a headline-long
+    link (what teasers need); a menu's items are shorter, a page's sections longer."""
+    items = np.flatnonzero(found.group >= 0)
+    if not items.size:
+        return 0, np.zeros(len(nodes), dtype=bool)
+    number = found.group[items]
+    linked = holds_link[items]
+    size = np.bincount(number).astype(np.float64)
+    with_link = np.bincount(number, weights=linked, minlength=size.size)
+    chars = np.bincount(number, weights=nodes.chars[items], minlength=size.size) * scale
+    comments = np.bincount(number, weights=found.comment_items[items], minlength=size.size)
+    is_list = (size >= LIST_ITEMS) & (with_link >= 0.8 * size) & (comments == 0)
+    is_list &= (chars >= LIST_ITEM_CHARS * size) & (chars <= LIST_ITEM_MAX_CHARS * size)
+    inside = np.zeros(len(nodes), dtype=bool)
+    inside[items] = is_list[number]
+    return int(size[is_list].max()) if is_list.any() else 0, nodes.with_descendants(inside)
 
 
 def _prose(nodes: NodeTable, scale: float) -> tuple[int, float, float]:
     """Long paragraphs in the longest run, its share of the page's text, and the
     largest set of long paragraphs under one parent (scaled characters)."""
     n = len(nodes)
-    owner = nodes.block
-    text = np.bincount(owner, weights=nodes.own_chars - nodes.own_link_chars, minlength=n) * scale
-    links = np.bincount(owner, weights=nodes.own_link_chars, minlength=n) * scale
+    text = (nodes.block_chars - nodes.block_link_chars) * scale
+    links = nodes.block_link_chars * scale
     has_text = (text + links) > 0
     block_text, block_links = text[has_text], links[has_text]
     breaks = block_links > block_text
@@ -366,7 +435,7 @@ def _page_signals(document: Document) -> tuple[bool, bool, bool, bool, bool, boo
         if key == "og:type" and not og_type:
             og_type = (content or "").strip().lower()
         published = published or key in _PUBLISHED_META
-    paginated = any(not {"next", "prev"}.isdisjoint(rel.lower().split()) for rel in attributes.rels)
+    paginated = _REL_PAGINATION.search(" ".join(attributes.rels)) is not None
     return (
         bool(types & ARTICLE_TYPES) or og_type == "article",
         bool(types & ITEM_TYPES) or og_type.split(".")[0] in ("product", "video", "book"),
@@ -402,7 +471,7 @@ def page_evidence(document: Document, labelling: Labelling) -> PageEvidence:
         net_text_length=labelling.content_chars - labelling.link_chars,
         text_scale=scale,
         link_share=int(nodes.link_chars[0]) / total if total else 0.0,
-        **dataclasses.asdict(teasers),
+        **dict(zip(_TEASER_FIELDS, _TEASER_VALUES(teasers), strict=True)),
         prose_paragraphs=paragraphs,
         prose_share=share,
         prose_block=block,
@@ -532,6 +601,13 @@ class OverviewModel:
         return 1.0 / (1.0 + np.exp(-logit))
 
     @cached_property
+    def _listed(self) -> tuple[int, ...]:
+        """Positions of the features that say the page holds teasers or lists."""
+        return tuple(
+            i for i, name in enumerate(self.features) if name in ("teaser_share", "list_share")
+        )
+
+    @cached_property
     def _signals(self) -> np.ndarray:
         return np.array([name in SIGNALS for name in self.features])
 
@@ -544,8 +620,9 @@ class OverviewModel:
         The page's declarations and URL (:data:`SIGNALS`) are evidence, never decisive
         alone: a page is called overview only if its structure alone (those features at
         their neutral value, absent) scores at least the uncertain threshold. And a
-        listing has many items, not few characters: a page without any teaser structure
-        (``teaser_share`` 0) is never called overview, however little prose it has. A
+        listing has many items, not few characters: a page without any teaser or list
+        structure (``teaser_share`` and ``list_share`` 0) is never called overview, however
+        little prose it has. A
         page over the drop threshold that fails either test is uncertain.
         """
         drop = self.threshold if drop is None else drop
@@ -554,8 +631,8 @@ class OverviewModel:
         structure = self.probability(np.where(self._signals, self._reference, x))
         code = (score >= uncertain).astype(np.int8)
         listing = (score >= drop) & (structure >= uncertain)
-        if "teaser_share" in self.features:
-            listing &= x[..., self.features.index("teaser_share")] > 0
+        if self._listed:
+            listing &= (x[..., list(self._listed)] > 0).any(axis=-1)
         code[listing] = 2
         return score, code
 
@@ -585,7 +662,10 @@ _REASONS: Mapping[str, str] = {
     "main_teaser_share": "teasers hold {main_teaser_share:.0%} of the main content",
     "main_link_share": "links hold {main_link_share:.0%} of the main content",
     "main_prose": "{main_prose} long paragraphs in the main content",
-    "free_prose": "{free_prose:.0f} chars of long paragraphs outside teasers and comments",
+    "free_prose": "{free_prose:.0f} chars of long paragraphs outside teasers, lists, comments",
+    "list_items": "a list of {list_items} linked items",
+    "list_share": "lists of linked items hold {list_share:.0%} of the text",
+    "list_over_prose": "teasers or lists hold {list_over_prose:.0%} of the text beside the prose",
     "prose_block_share": "largest block of long paragraphs: {prose_block_share:.0%} of the text",
     "title_repeats_heading": "the title repeats the h1",
     "declares_article": "declares an article (og:type, schema.org)",

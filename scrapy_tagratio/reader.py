@@ -1,36 +1,65 @@
-"""A page read as the events of lxml's HTML parser, without building a tree.
+"""Reading a page: decoded HTML to :class:`~.events.PageEvents`, by one of two readers.
 
-:func:`read_page` hands the page to libxml2's HTML parser (the parser Scrapy's selectors
-use, same recovery from broken markup, same implied ``html``/``body``/``p`` elements) with
-a *parser target*: the parser calls :class:`_Recorder` for every element start and end
-and every run of text, and no tree is built. The recorder keeps the page as flat arrays in
-document order, plus the few attributes the analysis reads, so a page costs neither a tree
-in memory (about nine times the page size on markup-dense pages) nor a Python object per
-element to visit it. The source code in ``script`` and ``style`` elements is dropped as
-it comes (JSON-LD excepted): nothing reads it. Checked against lxml's tree: same elements,
-parents and text on the 1,336 development pages (``tests/test_reader.py`` keeps checking).
+Both hand the page to libxml2's HTML parser (the parser Scrapy's selectors use, same
+recovery from broken markup, same implied ``html``/``body``/``p`` elements), fed in parts
+with the same options, and both end in the same recorder (:mod:`.events`), so they give
+the same events, node table and attributes (``tests/test_reader.py`` checks it on every
+development page):
+
+* ``"target"``, pure Python: the parser calls the recorder for every start tag, run of
+  text and end tag (lxml's *parser target*), and no tree is built;
+* ``"kernel"``, compiled (``_kernel.pyx``, built when a C compiler is there): the parser
+  builds its tree and one C loop over it, through lxml's public C API, fills the recorder.
+  About twice as fast, but the tree is held while it is read, and libxml2's tree stops
+  nesting at depth 2048 (``huge_tree``) where the parser target does not: a page that
+  reaches that depth is read again by the target (the linear path for deep nesting), and
+  so is a page above :data:`KERNEL_MAX_CHARS` (its tree would cost more memory than the
+  events).
+
+The kernel is used when it was built and imports against the lxml and libxml2 it was
+compiled for (:func:`kernel_status`); ``TAGRATIO_READER=target`` forces the pure path.
 """
 
 from __future__ import annotations
 
+import importlib
+import os
 import re
-from array import array
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
-import numpy as np
 from lxml import etree
 
+from .events import (
+    _BATCH,
+    _HINTS,
+    _TAG_NAMES,
+    EVENT_CLOSE,
+    EVENT_OPEN,
+    EVENT_TEXT,
+    KEPT_ATTRIBUTES,
+    SIGNAL_ATTRIBUTES,
+    SIGNAL_ELEMENTS,
+    PageAttributes,
+    PageEvents,
+    _Recorder,
+)
+
 __all__ = [
-    "EVENT_CLOSE", "EVENT_OPEN", "EVENT_TEXT", "KEPT_ATTRIBUTES", "PageAttributes", "PageEvents",
-    "parse_html", "parser_input", "read_page",
+    "EVENT_CLOSE",
+    "EVENT_OPEN",
+    "EVENT_TEXT",
+    "KEPT_ATTRIBUTES",
+    "READERS",
+    "PageAttributes",
+    "PageEvents",
+    "kernel_status",
+    "parse_html",
+    "parser_input",
+    "read_page",
 ]
 
-# Event kinds of the document-order stream.
-EVENT_TEXT, EVENT_OPEN, EVENT_CLOSE = 0, 1, 2
-
-_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>", re.I)
 _EMPTY_PAGE = "<html><body></body></html>"
 #: The first title's start tag and text up to the next tag; the end tag that closes it.
@@ -38,285 +67,23 @@ _TITLE_TEXT = re.compile(r"<title\b[^>]*>[^<]*", re.I)
 _TITLE_CLOSE = re.compile(r"</title\s*>|$", re.I)
 #: libxml2's options, the same for the tree and the events.
 _OPTIONS: dict[str, Any] = {
-    "encoding": "utf-8", "remove_comments": True, "remove_pis": True, "huge_tree": True,
-    "no_network": True, "default_doctype": False,
+    "encoding": "utf-8",
+    "remove_comments": True,
+    "remove_pis": True,
+    "huge_tree": True,
+    "no_network": True,
+    "default_doctype": False,
 }
 #: Characters handed to the parser at a time.
 _FEED_CHARS = 1 << 20
-#: Attributes that may hide an element (checked by :func:`_is_hidden`).
-_MAY_HIDE = frozenset({"hidden", "aria-hidden", "style"})
-#: Attributes cleaned HTML keeps.
-KEPT_ATTRIBUTES = ("href", "src", "alt")
-_MAY_KEEP = frozenset(KEPT_ATTRIBUTES)
-#: Elements whose text is code (JSON-LD excepted): dropped as it is read.
-_CODE_TAGS = frozenset({"script", "style"})
-#: Elements whose attributes carry page-level signals: ``meta``, JSON-LD ``script``, and
-#: the ``rel`` of links (whether the page is one of a series, its canonical URL, authors).
-_SIGNAL_TAGS = frozenset({"meta", "script", "link", "a"})
-
-#: Attributes are read (and the time budget checked) every this many elements with some.
-_BATCH = 1 << 12
-
-
-class _SharedStrings(dict[str, str]):
-    """``function`` of a string, cached: one shared result per distinct input (tag names
-    and class lists repeat within a page and across a site's pages). Bounded, as a page
-    can invent any number of distinct names."""
-
-    def __init__(self, function: Callable[[str], str], size: int) -> None:
-        super().__init__()
-        self.function = function
-        self.size = size
-
-    def __missing__(self, key: str) -> str:
-        if len(self) >= self.size:
-            self.clear()
-        value = self[key] = self.function(key)
-        return value
-
-
-#: Tag as lxml gives it -> lower-case local name (namespace dropped).
-_TAG_NAMES = _SharedStrings(lambda tag: tag.rsplit("}", 1)[-1].lower(), 1 << 12)
-#: class, id, role and itemprop as read -> lower case.
-_HINTS = _SharedStrings(str.lower, 1 << 14)
-
-
-def _is_hidden(attrib: Any) -> bool:
-    if "hidden" in attrib or attrib.get("aria-hidden", "").strip().lower() == "true":
-        return True
-    style = attrib.get("style")
-    return bool(style and _HIDDEN_STYLE.search(style))
-
-
-@dataclass
-class PageAttributes:
-    """What the attributes of a page say beyond the per-element hints."""
-
-    #: Elements with ``hidden``, ``aria-hidden="true"`` or an inline ``display:none`` /
-    #: ``visibility:hidden``.
-    hidden: list[int] = field(default_factory=list)
-    #: Elements with an ``onclick`` handler.
-    onclick: list[int] = field(default_factory=list)
-    #: Every ``itemtype`` value (microdata types).
-    itemtypes: list[str] = field(default_factory=list)
-    #: ``href``, ``src``, ``alt`` (None where absent) of the elements having one of them.
-    kept: dict[int, tuple[str | None, ...]] = field(default_factory=dict)
-    #: Per ``<meta>``: its ``property``, ``name``, ``itemprop`` and ``content`` (None where
-    #: absent).
-    metas: list[tuple[str | None, str | None, str | None, str | None]] = field(
-        default_factory=list
-    )
-    #: ``rel`` values of ``<link>`` and ``<a>`` elements, and those elements (aligned).
-    rels: list[str] = field(default_factory=list)
-    rel_owners: list[int] = field(default_factory=list)
-    #: ``<script>`` elements whose ``type`` names JSON-LD.
-    json_ld: list[int] = field(default_factory=list)
-    #: Declared languages: the ``lang`` of ``<html>`` and the ``content`` of
-    #: ``<meta http-equiv="content-language">``, in document order.
-    languages: list[str] = field(default_factory=list)
-    #: Per element with a ``datetime`` attribute (``<time>``, ``<ins>``, ``<del>``): the
-    #: element and the value.
-    datetimes: list[tuple[int, str]] = field(default_factory=list)
-    #: Per element other than ``<meta>`` with an ``itemprop``: the element, the property
-    #: and its ``content`` or ``datetime`` attribute (None where it has neither).
-    itemprops: list[tuple[int, str, str | None]] = field(default_factory=list)
-
-
-@dataclass(frozen=True, eq=False)
-class PageEvents:
-    """The whole page (head included) as read, in document order.
-
-    Per element (index = order of its start tag): ``tags``, ``parent`` (-1 for the
-    root), ``depth``, ``end`` (its subtree is ``[i, end[i])``) and ``hints`` (class, id,
-    role and itemprop lower-cased and space-separated, ``""`` without attributes).
-    ``events`` is the document-order stream: ``kinds`` (:data:`EVENT_OPEN`,
-    :data:`EVENT_TEXT`, :data:`EVENT_CLOSE`), ``nodes`` (the element, or for text the
-    element it is directly in: an element's text and the tails of its children) and
-    ``pieces`` (for text, the index of its run of text in ``texts``, else -1).
-    ``attributes``: what else the analysis reads in the attributes.
-    """
-
-    tags: list[str]
-    parent: np.ndarray
-    depth: np.ndarray
-    end: np.ndarray
-    hints: np.ndarray  # object: str per element
-    kinds: np.ndarray
-    nodes: np.ndarray
-    pieces: np.ndarray
-    texts: list[str]
-    attributes: PageAttributes
-
-    def __len__(self) -> int:
-        return len(self.tags)
-
-    def own_text(self, element: int) -> str:
-        """The text directly in ``element`` (its text and its children's tails), raw."""
-        runs = self.pieces[(self.kinds == EVENT_TEXT) & (self.nodes == element)].tolist()
-        return "".join(self.texts[i] for i in runs)
-
-    def text_under(self, element: int) -> str:
-        """All text inside ``element``, its descendants' too (hidden text included, script
-        and style code not kept), white space collapsed."""
-        inside = (self.nodes >= element) & (self.nodes < self.end[element])
-        runs = self.pieces[(self.kinds == EVENT_TEXT) & inside].tolist()
-        return " ".join("".join(self.texts[i] for i in runs).split())
-
-
-class _Recorder:
-    """The parser target: libxml2 (through lxml) calls it for every start tag, end tag and
-    run of text, in document order. The hot path of every page, so a call only appends:
-    the tree's shape is derived afterwards from the order of the events (:func:`_shape`),
-    and attributes are read in batches (:meth:`_read_attributes`)."""
-
-    __slots__ = (
-        "attribs", "attributed", "check_deadline", "events", "found", "hinted", "hints",
-        "in_code", "tags", "texts",
-    )
-
-    def __init__(self, check_deadline: Callable[[], None]) -> None:
-        self.check_deadline = check_deadline
-        self.tags: list[str] = []
-        self.events = array("b")  # EVENT_OPEN, EVENT_CLOSE, EVENT_TEXT
-        self.texts: list[str] = []
-        self.attributed: list[int] = []  # elements with attributes not read yet
-        self.attribs: list[Any] = []
-        self.hinted = array("q")  # elements with attributes, and their hints
-        self.hints: list[str] = []
-        self.found = PageAttributes()
-        self.in_code = False
-
-    def start(self, tag: str, attrib: Any) -> None:
-        tags = self.tags
-        name = _TAG_NAMES[tag]  # one shared string per name: lxml makes a new one
-        tags.append(name)
-        self.events.append(EVENT_OPEN)
-        if name in _CODE_TAGS:  # holds text only (the parser makes no element inside)
-            self.in_code = not (attrib and "ld+json" in (attrib.get("type") or ""))
-        if attrib:
-            self.attributed.append(len(tags) - 1)
-            self.attribs.append(attrib)
-            if len(self.attribs) >= _BATCH:
-                self._read_attributes()
-
-    def end(self, tag: str) -> None:
-        self.events.append(EVENT_CLOSE)
-        self.in_code = False
-
-    def data(self, text: str) -> None:
-        if self.in_code:  # script or style source: never read, not kept
-            return
-        events = self.events
-        if events and events[-1] == EVENT_TEXT:  # the run goes on (after a comment, ...)
-            self.texts[-1] += text
-        else:
-            events.append(EVENT_TEXT)
-            self.texts.append(text)
-
-    def _read_attributes(self) -> None:
-        """Hints, hidden elements and the page-level attributes of the elements seen
-        since the last batch (a batch bounds the attribute dictionaries held)."""
-        self.check_deadline()
-        found, hints, tags = self.found, self.hints, self.tags
-        self.hinted.extend(self.attributed)
-        for index, attrib in zip(self.attributed, self.attribs, strict=True):
-            get = attrib.get
-            hint = f"{get('class', '')} {get('id', '')} {get('role', '')} {get('itemprop', '')}"
-            hints.append(_HINTS[hint])
-            if not _MAY_HIDE.isdisjoint(attrib) and _is_hidden(attrib):
-                found.hidden.append(index)
-            if not _MAY_KEEP.isdisjoint(attrib):
-                found.kept[index] = (get("href"), get("src"), get("alt"))
-            if "itemtype" in attrib:
-                found.itemtypes.append(attrib["itemtype"])
-            if "onclick" in attrib:
-                found.onclick.append(index)
-            name = tags[index]
-            if name in _SIGNAL_TAGS:
-                if name == "meta":
-                    found.metas.append(
-                        (get("property"), get("name"), get("itemprop"), get("content"))
-                    )
-                    if (get("http-equiv") or "").lower() == "content-language":
-                        found.languages.append(get("content") or "")
-                    continue
-                if name == "script":
-                    if "ld+json" in (get("type") or ""):
-                        found.json_ld.append(index)
-                elif "rel" in attrib:
-                    found.rels.append(attrib["rel"])
-                    found.rel_owners.append(index)
-            elif name == "html" and "lang" in attrib:
-                found.languages.append(attrib["lang"])
-            if "datetime" in attrib:
-                found.datetimes.append((index, attrib["datetime"]))
-            if "itemprop" in attrib:
-                found.itemprops.append(
-                    (index, attrib["itemprop"], get("content") or get("datetime"))
-                )
-        self.attributed.clear()
-        self.attribs.clear()
-
-    def close(self) -> PageEvents:
-        self._read_attributes()
-        tags = self.tags
-        events = np.frombuffer(self.events, dtype=np.int8) if self.events else np.zeros(0, np.int8)
-        parent, depth, end, nodes, pieces = _shape(events)
-        hints = np.full(len(tags), "", dtype=object)
-        hints[np.frombuffer(self.hinted, dtype=np.int64)] = self.hints
-        return PageEvents(
-            tags=tags,
-            parent=parent,
-            depth=depth,
-            end=end,
-            hints=hints,
-            kinds=events,
-            nodes=nodes,
-            pieces=pieces,
-            texts=self.texts,
-            attributes=self.found,
-        )
-
-
-def _shape(events: np.ndarray) -> tuple[np.ndarray, ...]:
-    """The tree's shape from the order of its events: per element its parent, depth and
-    subtree end; per event its node (the element opened or closed, or the element a run
-    of text is directly in; -1 for text outside every element) and its run of text (-1
-    for open/close).
-
-    Nesting level = opens minus closes so far; an element's parent, the element a close
-    ends and a text's element are each "the last element opened before this event at
-    level L", found for all events at once by a search in the opens sorted by (level,
-    position)."""
-    is_open, is_close = events == EVENT_OPEN, events == EVENT_CLOSE
-    opens_so_far = np.cumsum(is_open, dtype=np.int32)  # after each event
-    level = opens_so_far - np.cumsum(is_close, dtype=np.int32)
-    opened = np.flatnonzero(is_open)
-    depth = level[opened] - 1
-    span = len(events) + 1
-    keys = depth.astype(np.int64) * span + opened  # sorted: opens by level, then position
-    order = np.argsort(keys, kind="stable").astype(np.int32)
-    keys = keys[order]
-
-    def last_opened(at_level: np.ndarray, before: np.ndarray) -> np.ndarray:
-        if not order.size:  # text, but no element at all
-            return np.full(before.size, -1, dtype=np.int32)
-        found = np.searchsorted(keys, at_level.astype(np.int64) * span + before) - 1
-        return np.where(at_level >= 0, order[np.maximum(found, 0)], -1).astype(np.int32)
-
-    parent = last_opened(depth - 1, opened)
-    closes = np.flatnonzero(is_close)
-    closed = last_opened(level[closes], closes)
-    end = np.empty(len(opened), dtype=np.int32)
-    end[closed] = opens_so_far[closes]
-    nodes = opens_so_far - 1  # the element an open event opens
-    del opens_so_far
-    nodes[closes] = closed
-    texts = np.flatnonzero(events == EVENT_TEXT)
-    nodes[texts] = last_opened(level[texts] - 1, texts)
-    pieces = np.full(len(events), -1, dtype=np.int32)
-    pieces[texts] = np.arange(len(texts))
-    return parent, depth, end, nodes, pieces
+#: libxml2's tree keeps elements down to this depth (below ``html``) with ``huge_tree``
+#: and drops deeper ones; the parser target sees them all.
+_TREE_DEPTH_CAP = 2046
+#: Pages above this many characters are read by the target: the kernel holds libxml2's
+#: tree (several times the page) beside the events, the target never builds it.
+KERNEL_MAX_CHARS = 4_000_000
+#: Environment variable naming the reader (``target`` or ``kernel``), read at import.
+READER_VARIABLE = "TAGRATIO_READER"
 
 
 def parser_input(text: str) -> str:
@@ -334,23 +101,95 @@ def parser_input(text: str) -> str:
     return _EMPTY_PAGE if not text or text.isspace() else text
 
 
+def _feed(text: str, parser: Any) -> Any:
+    """Feed ``text`` (through :func:`parser_input`) to ``parser`` in parts, so neither the
+    encoded page nor libxml2's copy of it is held whole; what ``close()`` returns."""
+    text = parser_input(text)
+    for start in range(0, len(text), _FEED_CHARS):
+        parser.feed(text[start : start + _FEED_CHARS].encode("utf-8", "replace"))
+    return parser.close()
+
+
 def parse_html(text: str) -> Any:
     """An lxml tree of decoded HTML, parsed as :func:`read_page` reads it (the tree type
     Scrapy's selectors use), for callers who want a tree."""
-    parser = etree.HTMLParser(**_OPTIONS)
-    root = etree.fromstring(parser_input(text).encode("utf-8", "replace"), parser)
-    return root if root is not None else etree.fromstring(_EMPTY_PAGE.encode(), parser)
+    root = _feed(text, etree.HTMLParser(**_OPTIONS))
+    return root if root is not None else etree.fromstring(_EMPTY_PAGE, etree.HTMLParser())
 
 
-def read_page(text: str, check_deadline: Callable[[], None] = lambda: None) -> PageEvents:
-    """Read decoded HTML with lxml's HTML parser into :class:`PageEvents` (see
-    :func:`parser_input`; a page without elements reads as an empty body).
-    ``check_deadline`` is called every few thousand elements (it raises to stop).
-    """
-    text = parser_input(text)
-    parser = etree.HTMLParser(target=_Recorder(check_deadline), **_OPTIONS)
-    # Fed in parts: neither the encoded page nor libxml2's copy of it is held whole.
-    for start in range(0, len(text), _FEED_CHARS):
-        parser.feed(text[start : start + _FEED_CHARS].encode("utf-8", "replace"))
-    page: PageEvents = parser.close()
-    return page if len(page) else read_page(_EMPTY_PAGE)
+def _read_target(text: str, check_deadline: Callable[[], None]) -> PageEvents:
+    """The pure-Python reader: lxml's parser target, no tree."""
+    page: PageEvents = _feed(text, etree.HTMLParser(target=_Recorder(check_deadline), **_OPTIONS))
+    return page
+
+
+def _load_kernel() -> tuple[ModuleType | None, str]:
+    """The compiled kernel and why (not): it is used only against the lxml and libxml2
+    versions (major.minor) it was built with, whose node structs and C API it reads."""
+    try:
+        kernel = importlib.import_module("._kernel", __package__)
+    except ImportError as exc:
+        return None, f"not built ({exc})"
+    lxml_built, libxml_built = kernel.BUILT_AGAINST
+    running = (etree.LXML_VERSION[:2], etree.LIBXML_VERSION[:2])
+    built = (
+        tuple(int(part) for part in lxml_built.split(".")[:2]),
+        (libxml_built // 10000, libxml_built // 100 % 100),
+    )
+    if built != running:
+        return None, f"built against lxml/libxml2 {built}, running {running}"
+    return kernel, f"built against lxml {lxml_built}, libxml2 {libxml_built}"
+
+
+_KERNEL, _KERNEL_STATUS = _load_kernel()
+
+
+def kernel_status() -> tuple[bool, str]:
+    """Whether the compiled kernel can read pages here, and why (not)."""
+    return _KERNEL is not None, _KERNEL_STATUS
+
+
+def _read_kernel(text: str, check_deadline: Callable[[], None]) -> PageEvents:
+    """The compiled reader: libxml2's tree, walked in C into the recorder. Falls back to the
+    target for a page too large or too deep for the tree (see the module's docstring)."""
+    if _KERNEL is None or len(text) > KERNEL_MAX_CHARS:
+        return _read_target(text, check_deadline)
+    root = _feed(text, etree.HTMLParser(**_OPTIONS))
+    if root is None:
+        return _read_target(text, check_deadline)
+    recorder = _Recorder(check_deadline)
+    deepest = _KERNEL.walk(
+        root, recorder, _TAG_NAMES, _HINTS, SIGNAL_ATTRIBUTES, SIGNAL_ELEMENTS, _BATCH
+    )
+    if deepest >= _TREE_DEPTH_CAP:
+        return _read_target(text, check_deadline)
+    return recorder.close()
+
+
+#: The readers by name: (decoded HTML, deadline check) -> events; interchangeable.
+READERS: dict[str, Callable[[str, Callable[[], None]], PageEvents]] = {
+    "target": _read_target,
+    "kernel": _read_kernel,
+}
+
+
+def _default_reader() -> str:
+    name = os.environ.get(READER_VARIABLE, "").strip().lower()
+    if name and name not in READERS:
+        raise ValueError(f"{READER_VARIABLE}={name!r}: expected one of {sorted(READERS)}")
+    return name or ("kernel" if _KERNEL is not None else "target")
+
+
+#: The reader :func:`read_page` uses unless told.
+DEFAULT_READER = _default_reader()
+
+
+def read_page(
+    text: str, check_deadline: Callable[[], None] = lambda: None, reader: str | None = None
+) -> PageEvents:
+    """Read decoded HTML into :class:`PageEvents` (see :func:`parser_input`; a page without
+    elements reads as an empty body) with ``reader`` (a name in :data:`READERS`, default
+    :data:`DEFAULT_READER`). ``check_deadline`` is called every few thousand elements (it
+    raises to stop)."""
+    page = READERS[reader or DEFAULT_READER](text, check_deadline)
+    return page if len(page) else read_page(_EMPTY_PAGE, reader="target")

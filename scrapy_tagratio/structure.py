@@ -41,6 +41,7 @@ is its content, and callers weigh these flags with the position after the articl
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -97,6 +98,12 @@ class Structures:
     comment: np.ndarray
     teaser: np.ndarray
 
+    def __post_init__(self) -> None:
+        # One page's structures are shared by all who read them (find_structures keeps
+        # them): nobody may write into them.
+        for array in (self.group, self.comment_items, self.teaser_items, self.comment, self.teaser):
+            array.setflags(write=False)
+
     @property
     def repeated(self) -> np.ndarray:
         """Boolean per node: it is an item of some repeated structure."""
@@ -127,12 +134,27 @@ def repeated_items(nodes: NodeTable, min_repeats: int = MIN_REPEATS) -> np.ndarr
     return group
 
 
+#: The structures of each live page at :data:`MIN_REPEATS`: the default algorithm and the
+#: overview detector both read them, and a page is measured once.
+_FOUND: weakref.WeakKeyDictionary[Document, Structures] = weakref.WeakKeyDictionary()
+
+
 def find_structures(document: Document, *, min_repeats: int = MIN_REPEATS) -> Structures:
     """The comment threads and teaser lists of a page (see the module's description).
 
     Besides the node table, reads the ``href`` of each item's first headline link (never
-    an attribute per node).
+    an attribute per node). At the default ``min_repeats`` the result is kept for as long
+    as the page lives, so every caller of one page shares one measurement.
     """
+    if min_repeats != MIN_REPEATS:
+        return _find_structures(document, min_repeats)
+    found = _FOUND.get(document)
+    if found is None:
+        found = _FOUND[document] = _find_structures(document, min_repeats)
+    return found
+
+
+def _find_structures(document: Document, min_repeats: int) -> Structures:
     nodes = document.nodes
     n = len(nodes)
     group = repeated_items(nodes, min_repeats)

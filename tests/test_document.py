@@ -14,13 +14,8 @@ from hypothesis import strategies as st
 from lxml import etree
 
 from scrapy_tagratio import ExtractionError, extract
-from scrapy_tagratio.document import (
-    _SOURCE_JUNK,
-    _SOURCE_TAG,
-    Document,
-    parse_html,
-    strip_tags,
-)
+from scrapy_tagratio.document import Document, parse_html, strip_tags
+from scrapy_tagratio.source import _SOURCE_JUNK, _SOURCE_TAG
 
 
 def node_index(doc: Document, tag: str, nth: int = 0) -> int:

@@ -165,6 +165,42 @@ def test_comment_thread_is_no_teaser_list() -> None:
     assert not extract(page).is_overview
 
 
+PRODUCT = "Wool coat, size {n:02d}"  # 18 characters: shorter than a headline
+PRICE = "EUR {n:02d}.99"  # 9 characters
+
+
+def shop_page(products: int = 12) -> str:
+    """A shop's category page: a menu of 6 short links and a grid of ``products`` items,
+    each a picture link, a product-name link and a price; no name is headline-long."""
+    menu = "".join(f'<li><a href="/c/{n}">Menu {n}</a></li>' for n in range(6))  # 6 chars
+    grid = "".join(
+        f'<li><a href="/p/{n}"><img src="/i/{n}.jpg"></a><a href="/p/{n}">'
+        f"{PRODUCT.format(n=n)}</a> <span>{PRICE.format(n=n)}</span></li>"
+        for n in range(products)
+    )
+    return (
+        "<html><head><title>Coats | Shop</title></head><body>"
+        f'<nav><ul>{menu}</ul></nav><ul class="grid">{grid}</ul></body></html>'
+    )
+
+
+def test_list_evidence_on_a_shop_page() -> None:
+    """Products are listed items without a headline: no teasers, but a list of 12 linked
+    items holding the grid's text; the menu's items are too short to be a list."""
+    shop = evidence_of(shop_page())
+    assert shop.teasers == 0
+    assert shop.list_items == 12
+    item = 18 + 9  # name and price (the blank between them is no text)
+    assert shop.list_share == pytest.approx(12 * item / (6 * 6 + 12 * item))
+    assert shop.list_over_prose == 1.0  # no long paragraph beside the list
+    # Four items are too few for a list (a listing has many items).
+    assert evidence_of(shop_page(products=4)).list_items == 0
+    # An article's related box of 4 is no list either, and its body is prose.
+    article = evidence_of(article_page())
+    assert article.list_items == 0 and article.list_share == 0.0
+    assert article.list_over_prose == pytest.approx(4 * 34 / (4 * 34 + 6 * 238))
+
+
 def test_link_share() -> None:
     links, summaries, site = 12 * 34, 12 * 50, len("Harbour Times")
     assert evidence_of(front_page()).link_share == pytest.approx(links / (links + summaries + site))
@@ -269,6 +305,12 @@ def test_declared_types_move_the_score_their_way() -> None:
         ("https://example.com/news/harbour-swim-record-broken", "article"),
         ("https://example.com/story/3000000218734", "article"),
         ("https://example.com/politics/", ""),
+        # Articles filed under listing words (content pages of trafilatura-eval):
+        ("https://example.com/forum/discussion/no-app-store-338679.html", "article"),
+        ("https://example.com/ideas/archive/2020/08/disasters-are-a-warning/", "article"),
+        ("http://example.com/live/news.php?lang=173&cat=154&newid=13066", "article"),
+        ("http://example.com/page/index.php?scroll=About", ""),  # a CMS page, not page 2
+        ("https://example.com/category/news/", "listing"),
         ("", ""),
         (None, ""),
     ],

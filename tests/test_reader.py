@@ -1,19 +1,27 @@
-"""The page read as parser events (:mod:`scrapy_tagratio.reader`) is the tree lxml builds
-from the same bytes: same elements, parents, depths, subtrees and text, on hand-written
-pages that stress the parser and on real development pages. The reference is lxml's own
-tree builder, independent of the event reader."""
+"""The page read as events (:mod:`scrapy_tagratio.reader`), by either reader, is the tree
+lxml builds from the same bytes: same elements, parents, depths, subtrees and text, on
+hand-written pages that stress the parser and on real development pages. The reference is
+lxml's own tree builder, independent of the readers. The two readers (the parser target and
+the compiled kernel) give identical events on every development page."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
 import pytest
 from lxml import etree
 
+from benchmarks import _data
 from scrapy_tagratio import reader
 from scrapy_tagratio.document import decode_html
-from scrapy_tagratio.reader import EVENT_TEXT, PageEvents, read_page
+from scrapy_tagratio.reader import EVENT_TEXT, READERS, PageEvents, kernel_status, read_page
+
+KERNEL_BUILT, KERNEL_STATUS = kernel_status()
+needs_kernel = pytest.mark.skipif(not KERNEL_BUILT, reason=f"compiled reader: {KERNEL_STATUS}")
+#: Arrays of :class:`PageEvents`, compared element by element between readers.
+ARRAYS = ("parent", "depth", "end", "hints", "kinds", "nodes", "pieces")
 
 TRICKY_PAGES = {
     "comments split text": "<p>one<!-- c -->two <b>x</b><!--d-->y</p>",
@@ -36,8 +44,14 @@ TreeView = tuple[list[str], list[int], list[int], list[int], dict[int, str]]
 def tree_view(data: bytes) -> TreeView:
     """Tags, parents, depths, subtree ends and text per owning element, from lxml's tree
     (the source code in ``script`` and ``style``, which the reader drops, left out)."""
-    parser = etree.HTMLParser(encoding="utf-8", remove_comments=True, remove_pis=True,
-                              huge_tree=True, no_network=True, default_doctype=False)
+    parser = etree.HTMLParser(
+        encoding="utf-8",
+        remove_comments=True,
+        remove_pis=True,
+        huge_tree=True,
+        no_network=True,
+        default_doctype=False,
+    )
     root = etree.fromstring(data, parser)
     elements = list(root.iter(etree.Element))
     index = {el: i for i, el in enumerate(elements)}
@@ -61,41 +75,118 @@ def event_view(page: PageEvents) -> TreeView:
     n = int(page.end[0])
     texts: dict[int, str] = {}
     is_text = page.kinds == EVENT_TEXT
-    for node, piece in zip(page.nodes[is_text].tolist(), page.pieces[is_text].tolist(),
-                           strict=True):
+    for node, piece in zip(
+        page.nodes[is_text].tolist(), page.pieces[is_text].tolist(), strict=True
+    ):
         if 0 <= node < n:
             texts[node] = texts.get(node, "") + page.texts[piece]
-    return (page.tags[:n], page.parent[:n].tolist(), page.depth[:n].tolist(),
-            page.end[:n].tolist(), texts)
+    return (
+        page.tags[:n],
+        page.parent[:n].tolist(),
+        page.depth[:n].tolist(),
+        page.end[:n].tolist(),
+        texts,
+    )
 
 
-def assert_same(html: str) -> None:
-    assert event_view(read_page(html)) == tree_view(html.encode("utf-8"))
+def assert_same(html: str, name: str) -> None:
+    assert event_view(read_page(html, reader=name)) == tree_view(html.encode("utf-8"))
 
 
+def assert_same_events(one: PageEvents, other: PageEvents) -> None:
+    assert one.tags == other.tags
+    assert one.texts == other.texts
+    for name in ARRAYS:
+        np.testing.assert_array_equal(getattr(one, name), getattr(other, name), err_msg=name)
+    assert one.attributes == other.attributes
+
+
+@pytest.mark.parametrize("name", list(READERS))
 @pytest.mark.parametrize("html", list(TRICKY_PAGES.values()), ids=list(TRICKY_PAGES))
-def test_events_give_the_tree_lxml_builds(html: str) -> None:
-    assert_same(html)
+def test_events_give_the_tree_lxml_builds(html: str, name: str) -> None:
+    assert_same(html, name)
 
 
-def test_events_of_development_pages_give_the_tree_lxml_builds(benchmark_set: Any) -> None:
+@pytest.mark.parametrize("name", list(READERS))
+def test_events_of_development_pages_give_the_tree_lxml_builds(
+    benchmark_set: Any, name: str
+) -> None:
     for page in benchmark_set("trafilatura").pages("trafilatura", limit=60):
         text = decode_html(page.html)
         if text.strip():
-            assert_same(text)
+            assert_same(text, name)
 
 
-def test_feeding_in_small_parts_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+@needs_kernel
+@pytest.mark.benchmark_data
+@pytest.mark.skipif(_data.benchmarks_dir() is None, reason="needs ../shared/benchmarks")
+def test_both_readers_give_the_same_events_on_every_development_page() -> None:
+    """The kernel's events, hints and attributes are the target's on all 1,961 pages of the
+    protocol's pool, so the models fitted on the target's node tables need no refit. Every
+    tenth page by default; all of them with ``TAGRATIO_ALL_PAGES=1`` (CI's kernel run)."""
+    from benchmarks import protocol
+
+    step = 1 if os.environ.get("TAGRATIO_ALL_PAGES") == "1" else 10
+    for page in protocol.pool()[::step]:
+        text = decode_html(page.html())
+        try:
+            assert_same_events(read_page(text, reader="kernel"), read_page(text, reader="target"))
+        except AssertionError as exc:
+            raise AssertionError(f"{page.key}: {exc}") from None
+
+
+@needs_kernel
+@pytest.mark.parametrize(
+    ("html", "elements"),
+    [
+        ("<div>" * 3000 + "deep" + "</div>" * 3000, 3002),  # deeper than libxml2's tree keeps
+        ("<p>" + "<b>x</b>" * 2000 + "</p>", 2003),  # html, body, p and the b
+    ],
+    ids=["beyond the tree's depth cap", "above the kernel's size limit"],
+)
+def test_pages_the_tree_cannot_hold_are_read_whole(
+    html: str, elements: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(reader, "KERNEL_MAX_CHARS", 10_000)
+    kernel, target = read_page(html, reader="kernel"), read_page(html, reader="target")
+    assert len(kernel) == elements
+    assert_same_events(kernel, target)
+
+
+def test_a_kernel_built_for_other_versions_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(etree, "LXML_VERSION", (5, 0, 0, 0))
+    kernel, why = reader._load_kernel()
+    assert kernel is None
+    assert "running" in why or "not built" in why
+
+
+def test_the_kernel_is_there_where_ci_builds_it() -> None:
+    """CI sets TAGRATIO_EXPECT_KERNEL=1 in the run that builds the kernel: a build that
+    failed silently (the install survives it by design) fails here."""
+    if os.environ.get("TAGRATIO_EXPECT_KERNEL") != "1":
+        pytest.skip("TAGRATIO_EXPECT_KERNEL is not set")
+    assert KERNEL_BUILT, KERNEL_STATUS
+    assert reader.DEFAULT_READER == "kernel"
+
+
+def test_an_unknown_reader_is_refused_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(reader.READER_VARIABLE, "lexbor")
+    with pytest.raises(ValueError, match="TAGRATIO_READER='lexbor'"):
+        reader._default_reader()
+    monkeypatch.setenv(reader.READER_VARIABLE, "target")
+    assert reader._default_reader() == "target"
+
+
+@pytest.mark.parametrize("name", list(READERS))
+def test_feeding_in_small_parts_changes_nothing(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     html = "".join(TRICKY_PAGES.values()) * 3
-    whole = read_page(html)
+    whole = read_page(html, reader=name)
     monkeypatch.setattr(reader, "_FEED_CHARS", 7)
-    parts = read_page(html)
-    assert parts.tags == whole.tags and parts.texts == whole.texts
-    for name in ("parent", "depth", "end", "kinds", "nodes", "pieces"):
-        np.testing.assert_array_equal(getattr(parts, name), getattr(whole, name))
+    assert_same_events(read_page(html, reader=name), whole)
 
 
-def test_attributes_the_analysis_reads_are_recorded() -> None:
+@pytest.mark.parametrize("name", list(READERS))
+def test_attributes_the_analysis_reads_are_recorded(name: str) -> None:
     page = read_page(
         '<html itemscope itemtype="https://schema.org/WebPage"><head>'
         '<meta property="og:title" content="Headline"><link rel="next" href="/p2">'
@@ -103,7 +194,8 @@ def test_attributes_the_analysis_reads_are_recorded() -> None:
         '<body><div class="Post-Body" id="Main" role="main" itemprop="articleBody">'
         '<a href="/x" onclick="go()">x</a><img src="i.png" alt="pic">'
         '<p style="display: none">hidden</p><p aria-hidden="true">also</p>'
-        "<p hidden>too</p><p style='color: red'>shown</p></div></body></html>"
+        "<p hidden>too</p><p style='color: red'>shown</p></div></body></html>",
+        reader=name,
     )
     tags, found = page.tags, page.attributes
     div = tags.index("div")
@@ -118,20 +210,23 @@ def test_attributes_the_analysis_reads_are_recorded() -> None:
     assert found.kept[tags.index("img")] == (None, "i.png", "pic")
 
 
-def test_a_page_without_elements_reads_as_an_empty_body() -> None:
+@pytest.mark.parametrize("name", list(READERS))
+def test_a_page_without_elements_reads_as_an_empty_body(name: str) -> None:
     for html in ("", "   \n", "\x00\x00", "</div>\n"):
-        page = read_page(html)
+        page = read_page(html, reader=name)
         assert page.tags == ["html", "body"]
         assert page.texts == []
 
 
-def test_attributes_the_metadata_reads_are_recorded() -> None:
+@pytest.mark.parametrize("name", list(READERS))
+def test_attributes_the_metadata_reads_are_recorded(name: str) -> None:
     page = read_page(
         '<html lang="de-AT"><head><meta http-equiv="Content-Language" content="de">'
         '<link rel="canonical" href="/a"><meta itemprop="datePublished" content="2024-05-03">'
         '</head><body><article itemscope><h1 itemprop="headline">Head</h1>'
         '<a rel="author" href="/ann">Ann</a><time datetime="2024-05-03T10:00+02:00">3 May</time>'
-        '<span itemprop="author">Bo</span></article></body></html>'
+        '<span itemprop="author">Bo</span></article></body></html>',
+        reader=name,
     )
     tags, found = page.tags, page.attributes
     assert found.languages == ["de-AT", "de"]

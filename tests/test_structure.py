@@ -79,6 +79,20 @@ def test_teaser_list_links_to_distinct_pages_through_headlines() -> None:
     assert not found.comment.any()
 
 
+def test_a_page_is_measured_once_and_shared_read_only() -> None:
+    """The default algorithm and the overview detector both ask for a page's structures:
+    the second call returns the first result, whose arrays nobody may write into; another
+    ``min_repeats`` is measured afresh."""
+    doc = page("<article>", STORY, "</article><ul>", *(teaser(i) for i in range(5)), "</ul>")
+    found = find_structures(doc)
+    assert find_structures(doc) is found
+    with pytest.raises(ValueError, match="read-only"):
+        found.teaser[0] = True
+    other = find_structures(doc, min_repeats=MIN_REPEATS + 3)
+    assert other is not found and not other.teaser_items.any()  # 5 teasers < 6 repeats
+    assert find_structures(page(STORY)) is not found  # another page, another result
+
+
 def test_teasers_that_all_lead_to_one_page_are_no_teaser_list() -> None:
     items = [teaser(i).replace(f"/stories/{i}", "/stories/same") for i in range(5)]
     doc = page(STORY, "<ul>", *items, "</ul>")

@@ -1,0 +1,96 @@
+"""Which elements count as what, and the one cleaning rule every algorithm reads a page by.
+
+Cleaning happens before anything is counted (every paper does this), by one rule for every
+algorithm (:func:`_dropped`, DESIGN.md section 2): ``script``, ``style``, ``noscript``,
+``template``, embedded objects (``svg``, ``iframe``, ``object``, ...), comments and
+processing instructions are skipped, and so are elements hidden by ``hidden``,
+``aria-hidden="true"`` or an inline ``display:none`` / ``visibility:hidden`` (CETD section
+5.4 names hidden disclaimers as its main precision loss). A ``noscript`` that holds block
+content is kept: libxml2 can put a whole body inside an unclosed ``<noscript>``. The node
+table applies the rule to the parsed elements (:mod:`.document`), the source view to the
+start tags of the source (:mod:`.source`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+
+import numpy as np
+
+__all__ = ["BLOCK_TAGS", "LINK_TAGS", "SKIPPED_TAGS", "VOID_TAGS", "TagClasses"]
+
+#: Elements whose subtree is never content (cleaning before any count).
+SKIPPED_TAGS = frozenset(
+    {
+        "script", "style", "noscript", "template", "head", "title", "meta", "link", "base",
+        "iframe", "object", "embed", "svg", "math", "canvas", "audio", "video", "source",
+        "track", "map", "param", "frameset", "frame", "dialog", "textarea",
+    }
+)  # fmt: skip
+
+
+#: Elements laid out as blocks: text of neighbouring blocks is separated by a newline.
+BLOCK_TAGS = frozenset(
+    {
+        "address", "article", "aside", "blockquote", "body", "caption", "center", "dd",
+        "details", "dialog", "dir", "div", "dl", "dt", "fieldset", "figcaption", "figure",
+        "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup", "hr",
+        "html", "li", "main", "menu", "nav", "ol", "p", "pre", "section", "summary",
+        "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul", "br", "legend",
+        "option", "select", "textarea",
+    }
+)  # fmt: skip
+
+
+#: Elements counted as hyperlinks (CETD 4.3: buttons and drop-down lists act as links).
+LINK_TAGS = frozenset({"a", "button", "select", "input"})
+
+
+#: A noscript holding one of these is page content swallowed by the parser, not a fallback.
+_BLOCK_CONTENT_TAGS = frozenset({"p", "article", "main", "h1", "h2"})
+
+
+#: Elements without content or closing tag (HTML's void elements).
+VOID_TAGS = frozenset(
+    {"area", "base", "br", "col", "embed", "frame", "hr", "img", "input", "keygen", "link",
+     "meta", "param", "source", "track", "wbr"}
+)  # fmt: skip
+
+
+class TagClasses:
+    """The tag names of a run of elements as small integers (in order of first use), so
+    that each set of names (:data:`SKIPPED_TAGS`, :data:`BLOCK_TAGS`, ...) is tested once
+    per distinct name and spread by one lookup, not once per element."""
+
+    def __init__(self, tags: Sequence[str]) -> None:
+        codes = {tag: code for code, tag in enumerate(dict.fromkeys(tags))}
+        self.names = list(codes)
+        self.codes = np.fromiter(map(codes.__getitem__, tags), np.intp, len(tags))
+
+    def mask(self, names: Collection[str]) -> np.ndarray:
+        """Boolean per element: its tag is one of ``names``."""
+        table = np.fromiter(map(names.__contains__, self.names), bool, len(self.names))
+        return table[self.codes]
+
+
+def _dropped(
+    tags: TagClasses,
+    hidden: Sequence[int] | np.ndarray,
+    holds_block_content: Callable[[np.ndarray], np.ndarray],
+) -> np.ndarray:
+    """The cleaning rule of every algorithm (DESIGN.md section 2), per element: dropped
+    with its content when its tag is in :data:`SKIPPED_TAGS` or it is ``hidden``
+    (indices), except a ``noscript`` for which ``holds_block_content(indices)`` is True
+    (libxml2 can swallow the page into an unclosed ``<noscript>``). The node table applies
+    it to the parsed elements, the source view to the start tags of the source."""
+    skip = tags.mask(SKIPPED_TAGS)
+    noscripts = np.flatnonzero(tags.mask(("noscript",)))
+    if noscripts.size:
+        skip[noscripts] = ~holds_block_content(noscripts)
+    skip[np.asarray(hidden, dtype=np.intp)] = True
+    return skip
+
+
+def _block_content(tags: TagClasses) -> np.ndarray:
+    """Boolean per element: one of the tags whose presence marks a noscript as content."""
+    return tags.mask(_BLOCK_CONTENT_TAGS)

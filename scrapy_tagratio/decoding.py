@@ -1,0 +1,89 @@
+"""Page bytes to text, as Scrapy decodes them, and binary input refused before it is read."""
+
+from __future__ import annotations
+
+import re
+
+from w3lib.encoding import html_to_unicode
+
+from .errors import ExtractionError
+
+__all__ = ["decode_html"]
+
+_BINARY_SIGNATURES: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG", "PNG image"),
+    (b"%PDF", "PDF document"),
+    (b"\x1f\x8b", "gzip data"),
+    (b"GIF8", "GIF image"),
+    (b"\xff\xd8\xff", "JPEG image"),
+    (b"PK\x03\x04", "ZIP archive"),
+    (b"RIFF", "RIFF media"),
+    (b"\x00\x00\x01\x00", "icon"),
+    (b"wOFF", "web font"),
+)
+
+
+_CONTROL_BYTES = bytes(range(0, 9)) + bytes(range(14, 32))
+
+
+#: Single-byte charsets (as w3lib names them) that are mistaken declarations of UTF-8.
+_LEGACY_CHARSET = re.compile(r"(?:cp125\d|iso8859-\d+|latin-?1|windows-125\d|ascii)$", re.I)
+
+
+def _sniff_binary(data: bytes) -> str | None:
+    """Name of the binary format ``data`` looks like, or None for text."""
+    head = data[:2048].lstrip()
+    for signature, name in _BINARY_SIGNATURES:
+        if head.startswith(signature):
+            return name
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16/32 BOM: NUL bytes are text
+        return None
+    sample = data[:4096]
+    if sample and sum(map(sample.count, _CONTROL_BYTES)) > 0.1 * len(sample):
+        return "binary data"
+    return None
+
+
+def _detect_encoding(data: bytes) -> str | None:
+    """Scrapy's fallback when neither HTTP, BOM nor meta names a charset
+    (``TextResponse._auto_detect_fun``): UTF-8 if the bytes decode as UTF-8, else
+    charset-normalizer's best guess (a dependency of Scrapy, used when present)."""
+    try:
+        data.decode("utf-8")
+    except UnicodeError:
+        pass
+    else:
+        return "utf-8"
+    try:
+        from charset_normalizer import from_bytes
+    except ImportError:  # pragma: no cover - Scrapy installs it
+        return None
+    match = from_bytes(data).best()
+    return match.encoding if match else None
+
+
+def decode_html(data: bytes, content_type: str | None = None) -> str:
+    """Decode page bytes as Scrapy does: HTTP charset, BOM, meta charset, then detection.
+    Raises :class:`ExtractionError` for binary data."""
+    _refuse_binary(data)
+    return _decode(data, content_type)
+
+
+def _refuse_binary(data: bytes) -> None:
+    kind = _sniff_binary(data)
+    if kind is not None:
+        raise ExtractionError(f"input is {kind}, not HTML", kind="not_html")
+
+
+def _decode(data: bytes, content_type: str | None) -> str:
+    """As Scrapy decodes, except that bytes declared in a legacy single-byte charset
+    that are valid UTF-8 (and not ASCII) are read as UTF-8: re-encoded saves and
+    misconfigured servers declare latin-1 over UTF-8, and trusting them gives mojibake
+    ("Ã©" for "é"); real latin-1 text is almost never valid UTF-8."""
+    encoding, text = html_to_unicode(content_type, data, auto_detect_fun=_detect_encoding)
+    if _LEGACY_CHARSET.match(encoding) and not data.isascii():
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+    return text

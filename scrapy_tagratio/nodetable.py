@@ -1,0 +1,136 @@
+"""The node table: per-element arrays over the kept elements of ``<body>`` in document order,
+the input of the DOM methods (CETD, TextSweeper, the default). A subtree is a contiguous
+range ``[i, end[i])``, so subtree sums are prefix-sum differences, not recursion (100,000
+levels of nesting are no problem). :class:`~.document.Document` builds it from the page's
+events (:mod:`.reader`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+__all__ = ["NodeTable"]
+
+
+@dataclass(frozen=True, eq=False)
+class NodeTable:
+    """Per-element arrays over the kept elements under ``<body>`` (index 0), document order.
+
+    ``chars``/``link_chars``/``tags``/``link_tags`` are subtree totals: C, LC, T and LT in
+    CETD's notation (Definition 1-2). ``tags`` counts descendant elements, not the node
+    itself (CETD Example 2: a ``div`` holding only text has T = 0, used as 1).
+    """
+
+    tag: tuple[str, ...]
+    hint: tuple[str, ...]  # lower-case class, id, role and itemprop, space-separated
+    parent: np.ndarray  # int32, -1 for the root
+    depth: np.ndarray  # int32
+    end: np.ndarray  # int32: subtree of i is [i, end[i])
+    own_chars: np.ndarray  # int32: characters of text directly inside the element
+    own_link_chars: np.ndarray  # int32: of those, characters inside a link
+    is_link: np.ndarray  # bool: element is a link-like tag (LINK_TAGS)
+    is_block: np.ndarray  # bool
+    chars: np.ndarray  # C (int32, as the four below)
+    link_chars: np.ndarray  # LC
+    tags: np.ndarray  # T (descendant elements)
+    link_tags: np.ndarray  # LT (descendant link elements, like T not counting the node)
+
+    def __len__(self) -> int:
+        return len(self.tag)
+
+    def nearest_ancestor(self, flags: np.ndarray) -> np.ndarray:
+        """Per node, its nearest strict ancestor that is flagged (-1 where none is), by
+        pointer doubling: flagged nodes point to themselves, the others to their parent,
+        and every round follows the pointers of the pointers (log(depth) numpy rounds)."""
+        jump = np.where(flags, np.arange(len(self)), self.parent).astype(np.int64)
+        while True:
+            valid = jump >= 0
+            step = jump.copy()
+            step[valid] = jump[jump[valid]]
+            if np.array_equal(step, jump):
+                break
+            jump = step
+        return np.where(self.parent >= 0, jump[np.maximum(self.parent, 0)], -1)
+
+    @cached_property
+    def block(self) -> np.ndarray:
+        """Per node, its nearest block-level ancestor-or-self (the root counts as a
+        block): the layout block whose line its text is rendered in. Built once per page
+        and shared by the algorithms and the overview detector."""
+        is_block = self.is_block.copy()
+        if len(self):
+            is_block[0] = True
+        return np.where(is_block, np.arange(len(self)), self.nearest_ancestor(is_block))
+
+    @cached_property
+    def block_chars(self) -> np.ndarray:
+        """Per node, the characters of text its layout block owns when the node is a
+        block (:attr:`block`), 0 for the other nodes: what every per-block figure of the
+        algorithms, the structure detector and the site memory starts from."""
+        return np.bincount(self.block, weights=self.own_chars, minlength=len(self))
+
+    @cached_property
+    def block_link_chars(self) -> np.ndarray:
+        """Per node, as :attr:`block_chars`, the characters of its block inside links."""
+        return np.bincount(self.block, weights=self.own_link_chars, minlength=len(self))
+
+    @cached_property
+    def tag_codes(self) -> tuple[np.ndarray, dict[str, int]]:
+        """Per node, a small integer naming its tag, and the map from tag name to code:
+        one pass over the names serves every tag mask of the page (the default algorithm,
+        the overview detector and TextSweeper each ask for several)."""
+        codes = {tag: code for code, tag in enumerate(dict.fromkeys(self.tag))}
+        return np.fromiter(map(codes.__getitem__, self.tag), np.intp, len(self)), codes
+
+    def tag_mask(self, names: Collection[str]) -> np.ndarray:
+        """Boolean per node: its tag is one of ``names``."""
+        node_codes, codes = self.tag_codes
+        wanted = np.zeros(len(codes), dtype=bool)
+        wanted[[codes[name] for name in names if name in codes]] = True
+        return wanted[node_codes]
+
+    def ancestors_or_self(self, node: int) -> np.ndarray:
+        """Boolean per node: it is ``node`` or one of its ancestors (the path up to the
+        root), in one comparison: the subtrees ``[i, end[i])`` that contain ``node``."""
+        return (np.arange(len(self)) <= node) & (self.end > node)
+
+    def subtree_sum(self, values: np.ndarray) -> np.ndarray:
+        """Sum of ``values`` over each element's subtree (itself included)."""
+        return _subtree_sum(self.end, values)
+
+    def with_ancestors(self, mask: np.ndarray) -> np.ndarray:
+        """``mask`` widened to every ancestor of a marked element."""
+        out = mask.copy()
+        frontier = np.flatnonzero(mask)
+        parent = self.parent
+        while frontier.size:
+            up = parent[frontier]
+            up = up[(up >= 0) & ~out[np.maximum(up, 0)]]
+            up = np.unique(up)
+            out[up] = True
+            frontier = up
+        return out
+
+    def with_descendants(self, mask: np.ndarray) -> np.ndarray:
+        """``mask`` widened to every descendant of a marked element: the nodes with a
+        marked node on their path to the root (themselves included)."""
+        return _subtree_mask(self.end, mask)
+
+
+def _subtree_sum(end: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Sum of ``values`` over each subtree ``[i, end[i])``: prefix-sum differences."""
+    prefix = np.concatenate(([0], np.cumsum(values)))
+    return prefix[end] - prefix[np.arange(len(end))]
+
+
+def _subtree_mask(end: np.ndarray, flags: np.ndarray) -> np.ndarray:
+    """True inside the subtree of any flagged node (the flagged nodes included)."""
+    marks = np.zeros(len(end) + 1, dtype=np.int64)
+    idx = np.flatnonzero(flags)
+    np.add.at(marks, idx, 1)
+    np.add.at(marks, end[idx], -1)
+    return np.cumsum(marks)[:-1] > 0
