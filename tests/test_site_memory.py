@@ -430,9 +430,9 @@ def test_held_items_are_never_lost_when_the_crawl_ends_early_or_the_site_is_smal
 
 
 # ---------------------------------------------------------------------- known headlines
-def front(numbers: range, teaser_words: int = 3) -> str:
+def front(numbers: range, teaser_words: int = 0) -> str:
     """A "latest news" page of the template site: each story's headline as a link, with a
-    teaser of a few words."""
+    teaser of ``teaser_words`` words."""
     items = "".join(
         f'<li><h2><a href="/a/{n}.html">Story {n} about the {WORDS[n % len(WORDS)]}</a></h2>'
         f"<p>{' '.join(WORDS[(n + k) % len(WORDS)] for k in range(teaser_words))}.</p></li>"
