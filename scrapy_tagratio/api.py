@@ -13,7 +13,13 @@ from .formats import markdown_of
 from .metadata import read_metadata
 from .overview import OverviewDetector
 from .result import Extraction
-from .site_memory import SiteMemory, discount_template, page_fingerprints
+from .site_memory import (
+    SiteMemory,
+    discount_template,
+    headline_evidence,
+    page_blocks,
+    page_fingerprints,
+)
 
 __all__ = ["extract"]
 
@@ -34,6 +40,7 @@ def extract(
     metadata: bool = True,
     now: datetime | None = None,
     site_memory: SiteMemory | None = None,
+    held: bool = False,
     **params: Any,
 ) -> Extraction:
     """Find the main content of one page.
@@ -60,8 +67,13 @@ def extract(
             ``title`` the page's ``og:title``, ``<title>`` or first ``<h1>``.
         now: the crawl time: no publication date after it is taken (default: now).
         site_memory: the crawl's memory of the sites' templates: blocks of this page seen
-            on other pages of its site (``url``'s) are left out of the content, and the
-            page's blocks are recorded for the pages to come. None: the page alone.
+            on other pages of its site (``url``'s) are left out of the content, a page
+            linking to many headlines of the site's articles is an overview page, and the
+            page's blocks (and an article's headline) are recorded for the pages to come.
+            None: the page alone.
+        held: the page was recorded in ``site_memory`` when it first arrived and is read
+            again now that more pages of its site are known (the crawl's cold-start hold):
+            its own sighting is left out and it is not recorded a second time.
         **params: the algorithm's parameters (see ``python -m scrapy_tagratio algorithms``).
 
     Raises:
@@ -80,17 +92,23 @@ def extract(
     )
     labelling = runner.run(document)
     document.check_deadline("the extraction")
-    # The detector judges the page as the algorithm saw it: the same whether or not
-    # earlier pages of the site were seen.
+    # The detector judges the page as the algorithm saw it, whether or not earlier pages
+    # of the site were seen; the site memory adds only the evidence of known headlines.
     verdict = (overview or _DEFAULT_DETECTOR).detect(document, labelling)
     template_chars = 0
-    if site_memory is not None and url is not None:
-        site = site_memory.site_of(url)
-        if site is not None and not site_memory.is_revisit(site, url):
-            blocks, fingerprints = page_fingerprints(document)
-            template = site_memory.template_blocks(site, document, blocks, fingerprints)
+    site = site_memory.site_of(url) if site_memory is not None else None
+    if site_memory is not None and site is not None and url is not None:
+        page = page_blocks(document)
+        if (overview or _DEFAULT_DETECTOR).site_evidence:
+            verdict = headline_evidence(site_memory, site, document, verdict, page)
+        if held or not site_memory.is_revisit(site, url):
+            blocks, fingerprints = page_fingerprints(document, page)
+            template = site_memory.template_blocks(
+                site, document, blocks, fingerprints, content=labelling.content_nodes, recorded=held
+            )
             labelling, template_chars = discount_template(document, labelling, template)
-            site_memory.record(site, fingerprints, url)
+            if not held:
+                site_memory.record(site, fingerprints, url)
     content = labelling.content_nodes
     found = (
         read_metadata(
@@ -103,6 +121,8 @@ def extract(
         if metadata
         else None
     )
+    if site_memory is not None and site is not None and not held and verdict.verdict == "content":
+        site_memory.record_headline(site, found.headline if found is not None else document.title)
     total = labelling.total_chars
     return Extraction(
         text=labelling.text,
@@ -128,4 +148,3 @@ def extract(
         template_chars=template_chars,
         block_scores=labelling.block_scores,
     )
-

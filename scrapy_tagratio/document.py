@@ -317,8 +317,9 @@ class Document:
         pieces, block_of = walk.piece[text_events][order], block_of[order]
         starts = np.searchsorted(block_of, blocks).tolist()
         ends = np.searchsorted(block_of, blocks, side="right").tolist()
+        texts = walk.pieces[pieces].tolist()  # one conversion, not one per block
         return [
-            " ".join("".join(walk.pieces[pieces[start:end]].tolist()).split())
+            " ".join("".join(texts[start:end]).split())
             for start, end in zip(starts, ends, strict=True)
         ]
 

@@ -38,7 +38,9 @@ Stats are integers (scrapy-redis's ``RedisStatsCollector`` adds them up in Redis
   ``worker_crashed``, ``worker_timeout``, or the exception class of a bug;
 * ``tagratio/extraction_time_us`` (total) and ``tagratio/extraction_time_max_us``;
 * ``tagratio/site_memory/pages_discounted`` and ``tagratio/site_memory/template_chars``:
-  pages from whose content the site memory took template blocks, and their characters.
+  pages from whose content the site memory took template blocks, and their characters;
+  ``tagratio/site_memory/pages_held`` (TAGRATIO_SITE_MEMORY_HOLD: :mod:`.hold`) and
+  ``tagratio/site_memory/released/<why>`` (``pages``, ``time``, ``idle``, ``closing``).
 
 Under scrapy-redis's stats collector they are gathered and written at most once per
 response (:mod:`scrapy_tagratio.stats`).
@@ -50,6 +52,7 @@ from __future__ import annotations
 
 import logging
 import weakref
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
@@ -60,6 +63,7 @@ from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 from scrapy.utils.conf import build_component_list
 from scrapy.utils.misc import load_object
 
+from .hold import HOLD_META, wait_for_site
 from .pool import SKIP_KINDS, ExtractionPool, Outcome
 from .result import Extraction
 from .settings import SettingsError, TagRatioSettings
@@ -111,6 +115,8 @@ class CrawlState:
         #: The crawl's memory of its sites' templates (None: TAGRATIO_SITE_MEMORY off).
         self.site_memory = site_memory
         self.warned: set[type] = set()
+        #: Pages whose items wait for the site memory (:mod:`.hold`).
+        self.held = 0
         self._drops: dict[int, tuple[Any, str]] = {}
 
     def mark_drop(self, item: Any, reason: str) -> None:
@@ -135,11 +141,30 @@ def crawl_state(crawler: Crawler, settings: TagRatioSettings) -> CrawlState:
             timeout=settings.worker_timeout,
             max_tasks_per_child=settings.worker_max_tasks,
         )
-        memory = settings.new_site_memory() if settings.site_memory else None
-        state = _STATES[crawler] = CrawlState(pool, memory)
+        state = _STATES[crawler] = CrawlState(pool, _new_memory(crawler, settings))
         pool.start()
         crawler.signals.connect(pool.aclose, signal=signals.spider_closed, weak=False)
     return state
+
+
+def _new_memory(crawler: Crawler, settings: TagRatioSettings) -> SiteMemory | None:
+    """The crawl's site memory: None (TAGRATIO_SITE_MEMORY off), in this process, or in
+    scrapy-redis's Redis (TAGRATIO_SITE_MEMORY_BACKEND = "redis")."""
+    if not settings.site_memory:
+        return None
+    if settings.site_memory_backend == "local":
+        return settings.new_site_memory()
+    try:
+        from .redis_memory import RedisSiteMemory
+
+        return RedisSiteMemory.from_crawler(
+            crawler, settings.site_memory_redis_key, **settings.site_memory_options
+        )
+    except ImportError as exc:
+        raise SettingsError(
+            "TAGRATIO_SITE_MEMORY_BACKEND='redis' needs scrapy-redis and the redis client "
+            f"(pip install 'scrapy-tagratio[redis]'): {exc}"
+        ) from None
 
 
 def overview_drop_reason(extraction: Extraction, settings: TagRatioSettings) -> str | None:
@@ -348,8 +373,8 @@ class TagRatioDownloaderMiddleware:
         meta = request.meta
         # Meta copied from a parent request (response.follow(..., meta=response.meta))
         # must not lend the parent's extraction to this page.
-        meta.pop(EXTRACTION_META, None)
-        meta.pop(ERROR_META, None)
+        for key in (EXTRACTION_META, ERROR_META, HOLD_META):
+            meta.pop(key, None)
         stats = self.stats
         if not isinstance(response, HtmlResponse):
             stats.inc_value("tagratio/skipped/non_html")
@@ -367,13 +392,15 @@ class TagRatioDownloaderMiddleware:
         if not settings.extracts_status(response.status):
             stats.inc_value(f"tagratio/skipped/http_{response.status}")
             return response
+        memory = self.state.site_memory if settings.site_memory else None
+        hold = self._hold(memory, response.url, settings)
         content_type = response.headers.get(b"Content-Type")
         outcome = await self.state.pool.run(
             response.body,
             url=response.url,
             content_type=content_type.decode("latin-1") if content_type else None,
             options=settings.options,
-            site_memory=self.state.site_memory if settings.site_memory else None,
+            site_memory=memory,
         )
         record_outcome(stats, outcome, response.url)
         extraction = outcome.extraction
@@ -381,10 +408,27 @@ class TagRatioDownloaderMiddleware:
             meta[ERROR_META] = outcome.error_record()
             return response
         meta[EXTRACTION_META] = extraction
+        if hold is not None:
+            meta[HOLD_META] = hold
         if settings.overview_action == "ignore" and overview_drop_reason(extraction, settings):
             stats.inc_value("tagratio/pages_ignored")
             raise IgnoreRequest(f"overview page (TAGRATIO_OVERVIEW_ACTION='ignore'): {response}")
         return response
+
+    @staticmethod
+    def _hold(
+        memory: SiteMemory | None, url: str, settings: TagRatioSettings
+    ) -> tuple[str, int] | None:
+        """``(site, pages)`` when this page is one of its site's first (it knows fewer than
+        TAGRATIO_SITE_MEMORY_HOLD other pages, and is not a page recorded before): its
+        items wait until the memory holds ``pages`` pages of the site."""
+        if memory is None or not settings.site_memory_hold:
+            return None
+        site = memory.site_of(url)
+        if site is None or memory.is_revisit(site, url):
+            return None
+        known = memory.pages_seen(site)
+        return (site, settings.site_memory_hold + 1) if known < settings.site_memory_hold else None
 
 
 class TagRatioSpiderMiddleware(BaseSpiderMiddleware):
@@ -418,14 +462,66 @@ class TagRatioSpiderMiddleware(BaseSpiderMiddleware):
         ``response.meta`` keeps it (a re-yielded ``response.request``, whose meta *is*
         ``response.meta``, is replaced by a copy first)."""
         meta = request.meta
-        if EXTRACTION_META not in meta and ERROR_META not in meta:
+        if EXTRACTION_META not in meta and ERROR_META not in meta and HOLD_META not in meta:
             return request
         if response is not None and meta is response.meta:
             request = request.replace()
             meta = request.meta
-        meta.pop(EXTRACTION_META, None)
-        meta.pop(ERROR_META, None)
+        for key in (EXTRACTION_META, ERROR_META, HOLD_META):
+            meta.pop(key, None)
         return request
+
+    async def process_spider_output_async(
+        self, response: Response | None, result: AsyncIterator[Any], spider: Any = None
+    ) -> AsyncIterator[Any]:
+        """As the base class does; for a page held at the site memory's cold start
+        (:mod:`.hold`) the requests go out at once and the items wait for the memory.
+        (Scrapy 2.13 runs a sync callback's output through the sync path: no hold there.)"""
+        hold = response.meta.get(HOLD_META) if response is not None else None
+        held = hold is not None and self.state.site_memory is not None
+        items = []
+        async for o in result:
+            if held and ItemAdapter.is_item(o):
+                items.append(o)
+            elif (o := self._get_processed(o, response)) is not None:
+                yield o
+        if not items:
+            return
+        assert response is not None and hold is not None
+        await self._release(response, *hold)
+        for item in items:
+            yield self.get_processed_item(item, response)
+
+    async def _release(self, response: Response, site: str, pages: int) -> None:
+        """Wait for the memory to know ``pages`` pages of ``site``, then read the page
+        again with it: its extraction in meta is replaced (kept on an error)."""
+        state, settings = self.state, _settings_for(self.settings, response.meta)
+        assert state.site_memory is not None
+        self.stats.inc_value("tagratio/site_memory/pages_held")
+        state.held += 1
+        try:
+            why = await wait_for_site(
+                self.crawler,
+                state.site_memory,
+                site,
+                pages,
+                settings.site_memory_hold_seconds,
+                lambda: state.held,
+            )
+        finally:
+            state.held -= 1
+        self.stats.inc_value(f"tagratio/site_memory/released/{why}")
+        content_type = response.headers.get(b"Content-Type")
+        outcome = await state.pool.run(
+            response.body,
+            url=response.url,
+            content_type=content_type.decode("latin-1") if content_type else None,
+            options=settings.options,
+            site_memory=state.site_memory,
+            held=True,
+        )
+        if outcome.extraction is not None:
+            response.meta[EXTRACTION_META] = outcome.extraction
 
     def get_processed_item(self, item: Any, response: Response | None) -> Any:
         if response is None or not ItemAdapter.is_item(item):

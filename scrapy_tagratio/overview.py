@@ -57,7 +57,7 @@ from dataclasses import dataclass, field, fields
 from functools import cache, cached_property
 from operator import attrgetter
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 from urllib.parse import parse_qsl, urlsplit
 
 import numpy as np
@@ -726,6 +726,9 @@ class OverviewDetector:
     evidence: str = "combined"
     #: The combined model (None: the shipped model file).
     model: OverviewModel | None = None
+    #: Whether the site memory's evidence (links to headlines of pages already crawled
+    #: from the site, :mod:`.site_memory`) may turn a verdict into "overview".
+    site_evidence: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         check_range("min_net_text_length", self.min_net_text_length, 1, integer=True)

@@ -102,9 +102,11 @@ def run_extraction(
     content_type: str | None,
     options: ExtractionOptions,
     site_memory: SiteMemory | None = None,
+    held: bool = False,
 ) -> Outcome:
     """Extract one page under the resource limits of ``options`` (with the crawl's
-    ``site_memory``, or a worker's snapshot of it); never raises."""
+    ``site_memory``, or a worker's snapshot of it; ``held``: see :func:`extract`); never
+    raises."""
     size = len(body)
     if options.max_bytes is not None and size > options.max_bytes:
         return Outcome(
@@ -125,6 +127,7 @@ def run_extraction(
             with_markdown=options.keep_markdown,
             metadata=options.metadata,
             site_memory=site_memory,
+            held=held,
         )
     except ExtractionError as exc:
         elapsed = time.perf_counter() - start
@@ -141,7 +144,7 @@ def run_extraction(
     elapsed_us = _microseconds(time.perf_counter() - start)
     if not options.keep_blocks:
         extraction = dataclasses.replace(extraction, block_scores=None)
-    site_record = site_memory.last_recorded if site_memory is not None else None
+    site_record = site_memory.last_recorded if site_memory is not None and not held else None
     return Outcome(extraction, elapsed_us, site_record=site_record)
 
 
@@ -189,23 +192,34 @@ class ExtractionPool:
         content_type: str | None,
         options: ExtractionOptions,
         site_memory: SiteMemory | None = None,
+        held: bool = False,
     ) -> Outcome:
         """The :class:`Outcome` of one page; awaits a worker without blocking the reactor.
 
         With ``site_memory`` a worker gets a snapshot of the page's site and sends back
-        the page as it recorded it, which goes into ``site_memory`` here."""
+        the page as it recorded it, which goes into ``site_memory`` here (not for a
+        ``held`` page, recorded when it first arrived)."""
         if not self.workers:
             return run_extraction(
-                body, url=url, content_type=content_type, options=options, site_memory=site_memory
+                body,
+                url=url,
+                content_type=content_type,
+                options=options,
+                site_memory=site_memory,
+                held=held,
             )
         self.start()
         assert self._dispatcher is not None
         snapshot = site_memory.snapshot(url) if site_memory is not None else None
         outcome: Outcome = await _wait(
-            self._dispatcher.submit((body, url, content_type, options, snapshot))
+            self._dispatcher.submit((body, url, content_type, options, snapshot, held))
         )
         if site_memory is not None and outcome.site_record is not None:
             site_memory.record(*outcome.site_record)
+            extraction = outcome.extraction
+            if extraction is not None and extraction.overview_verdict == "content":
+                # As extract() records an article's headline in the crawl's memory.
+                site_memory.record_headline(outcome.site_record[0], extraction.title)
         return outcome
 
     def close(self) -> None:
@@ -223,7 +237,7 @@ class ExtractionPool:
 
 
 # ---------------------------------------------------------------------- worker processes
-_Task = tuple[bytes | str, str | None, str | None, ExtractionOptions, SiteMemory | None]
+_Task = tuple[bytes | str, str | None, str | None, ExtractionOptions, SiteMemory | None, bool]
 
 
 def _worker_main(conn: Connection) -> None:
@@ -238,7 +252,7 @@ def _worker_main(conn: Connection) -> None:
     with contextlib.suppress(EOFError, OSError):
         conn.send(os.getpid())
         while (task := conn.recv()) is not None:
-            body, url, content_type, options, site_memory = task
+            body, url, content_type, options, site_memory, held = task
             conn.send(
                 run_extraction(
                     body,
@@ -246,6 +260,7 @@ def _worker_main(conn: Connection) -> None:
                     content_type=content_type,
                     options=options,
                     site_memory=site_memory,
+                    held=held,
                 )
             )
 

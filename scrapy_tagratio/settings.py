@@ -49,6 +49,14 @@ TAGRATIO_SITE_MEMORY_MIN_PAGES fitted         other pages of the site a block mu
                                               on to be template
 TAGRATIO_SITE_MEMORY_MAX_SITES 2000           sites remembered (least recently used go)
 TAGRATIO_SITE_MEMORY_ENTRIES   4096           block fingerprints remembered per site
+TAGRATIO_SITE_MEMORY_BACKEND   "local"        local: one memory per crawler process; redis:
+                                              in the Redis of REDIS_URL (scrapy-redis), all
+                                              processes of the crawl learn from each other
+TAGRATIO_SITE_MEMORY_REDIS_KEY "%(spider)s:tagratio_memory"  prefix of its Redis keys
+TAGRATIO_SITE_MEMORY_HOLD      0              cold start: the items of a page that knew fewer
+                                              than N other pages of its site wait until N
+                                              did (0: off), then it is read again
+TAGRATIO_SITE_MEMORY_HOLD_SECONDS 30.0        longest wait of a held page
 =============================  =============  ===============================================
 """
 
@@ -60,7 +68,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from .algorithms import ALGORITHMS, DEFAULT_ALGORITHM, get_algorithm
 from .algorithms.base import Algorithm, Labelling
@@ -117,6 +125,10 @@ DEFAULTS: Mapping[str, Any] = {
     "TAGRATIO_SITE_MEMORY_MIN_PAGES": None,
     "TAGRATIO_SITE_MEMORY_MAX_SITES": 2000,
     "TAGRATIO_SITE_MEMORY_ENTRIES": 4096,
+    "TAGRATIO_SITE_MEMORY_BACKEND": "local",
+    "TAGRATIO_SITE_MEMORY_REDIS_KEY": "%(spider)s:tagratio_memory",
+    "TAGRATIO_SITE_MEMORY_HOLD": 0,
+    "TAGRATIO_SITE_MEMORY_HOLD_SECONDS": 30.0,
 }
 #: Settings a request may override in ``meta["tagratio_settings"]`` (the worker pool, the
 #: site memory's shape and the pipeline's source field belong to the whole crawl; a request
@@ -130,6 +142,10 @@ PER_REQUEST = frozenset(DEFAULTS) - {
     "TAGRATIO_SITE_MEMORY_MIN_PAGES",
     "TAGRATIO_SITE_MEMORY_MAX_SITES",
     "TAGRATIO_SITE_MEMORY_ENTRIES",
+    "TAGRATIO_SITE_MEMORY_BACKEND",
+    "TAGRATIO_SITE_MEMORY_REDIS_KEY",
+    "TAGRATIO_SITE_MEMORY_HOLD",
+    "TAGRATIO_SITE_MEMORY_HOLD_SECONDS",
 }
 
 
@@ -265,6 +281,24 @@ def _detector(raw: Mapping[str, Any]) -> OverviewDetector:
         raise SettingsError(f"{name}: {exc}") from None
 
 
+BACKENDS = ("local", "redis")
+
+
+def _redis_key(value: Any) -> str:
+    """TAGRATIO_SITE_MEMORY_REDIS_KEY: a non-empty prefix whose only placeholder is
+    ``%(spider)s``."""
+    name = "TAGRATIO_SITE_MEMORY_REDIS_KEY"
+    if not isinstance(value, str) or not value.strip():
+        raise SettingsError(f"{name} must be a non-empty key prefix; got {value!r}")
+    try:
+        value % {"spider": "spider"}
+    except (KeyError, ValueError, TypeError):
+        raise SettingsError(
+            f"{name} may hold %(spider)s and no other placeholder; got {value!r}"
+        ) from None
+    return value
+
+
 def _site_memory_options(raw: Mapping[str, Any]) -> dict[str, Any]:
     """The SiteMemory arguments of the TAGRATIO_SITE_MEMORY_* settings, checked by building
     one (None for the minimum of pages: the fitted default)."""
@@ -299,6 +333,8 @@ def _site_memory_options(raw: Mapping[str, Any]) -> dict[str, Any]:
 class _NoOverviewDetection(OverviewDetector):
     """TAGRATIO_OVERVIEW_ACTION = "off": the detector does not run; every page is an article."""
 
+    site_evidence: ClassVar[bool] = False
+
     def detect(self, document: Document, labelling: Labelling) -> OverviewVerdict:
         return OverviewVerdict(False, 0.0, ("overview detection off",))
 
@@ -331,6 +367,14 @@ class TagRatioSettings:
     site_memory: bool
     #: The arguments of the crawl's :class:`SiteMemory` (validated).
     site_memory_options: Mapping[str, Any]
+    #: Where the memory lives: "local" (this process) or "redis" (scrapy-redis's Redis).
+    site_memory_backend: Literal["local", "redis"]
+    #: The prefix of its Redis keys (``%(spider)s``: the spider's name).
+    site_memory_redis_key: str
+    #: Cold start: pages of a site held until this many other pages were seen (0: off) ...
+    site_memory_hold: int
+    #: ... or this many seconds passed.
+    site_memory_hold_seconds: float
     #: The raw values these were validated from (what per-request overrides merge into).
     raw: Mapping[str, Any] = dataclasses.field(repr=False, compare=False)
 
@@ -459,6 +503,16 @@ class TagRatioSettings:
             or None,
             site_memory=_bool("TAGRATIO_SITE_MEMORY", raw["TAGRATIO_SITE_MEMORY"]),
             site_memory_options=_site_memory_options(raw),
+            site_memory_backend=_choice(  # type: ignore[arg-type]  # checked by _choice
+                "TAGRATIO_SITE_MEMORY_BACKEND", raw["TAGRATIO_SITE_MEMORY_BACKEND"], BACKENDS
+            ),
+            site_memory_redis_key=_redis_key(raw["TAGRATIO_SITE_MEMORY_REDIS_KEY"]),
+            site_memory_hold=_count("TAGRATIO_SITE_MEMORY_HOLD", raw["TAGRATIO_SITE_MEMORY_HOLD"]),
+            site_memory_hold_seconds=_number(
+                "TAGRATIO_SITE_MEMORY_HOLD_SECONDS",
+                raw["TAGRATIO_SITE_MEMORY_HOLD_SECONDS"],
+                integer=False,
+            ),
             raw=raw,
         )
 

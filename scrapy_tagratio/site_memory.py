@@ -19,14 +19,24 @@ chose (any DOM algorithm: the default, CETD's variants, TextSweeper).
   only before those seen on several). A memory pickles as plain arrays.
 * **Long blocks and copies**: a paragraph seen on one other page is more likely an article
   quoted there than template, so blocks of ``long_block_chars`` characters or more need
-  one page more; and a page whose long blocks were mostly seen before (more than
-  ``max_seen_long_share`` of their characters) is a copy of a page seen before (the same
-  article under another URL), not template: nothing is removed from it. A URL recorded
+  one page more; and a page whose long blocks, or the blocks of the content the algorithm
+  chose, were mostly seen before (more than ``max_seen_long_share`` of their characters)
+  is a copy of a page seen before (the same article under another URL, whose paragraphs
+  may all be short), not template: nothing is removed from it. A URL recorded
   before is a page captured again: it is neither discounted nor counted twice.
 * **Constants**: the defaults of ``min_pages``, ``long_block_chars`` and
   ``max_seen_long_share`` are read from
   ``models/site_memory.json``, which ``python -m benchmarks.site_memory --fit`` writes after
   choosing them on pages of the same sites (dragnet-dev), validated on held-out sites.
+
+* **Headlines**: the memory also keeps the headlines of the site's pages judged content
+  (articles). A page whose links to those headlines hold at least
+  :data:`HEADLINE_SHARE` of its text, :data:`HEADLINE_LINKS` links or more, lists the
+  site's articles: :func:`headline_evidence` makes it an overview page (with the reason).
+  Related-article rails and "most read" boxes link to known headlines too, but hold a
+  small share of an article page's text; the share was set between what the articles of
+  dragnet-dev's multi-page sites reach when crawled in order and what the example
+  project's section fronts reach after their articles (README, "Site memory").
 
 Which site a page belongs to is its host without ``www.`` (``scope="host"``) or its
 registrable domain (``scope="domain"``, by the public suffix list that Scrapy's own
@@ -50,12 +60,19 @@ import numpy as np
 
 from .algorithms.base import Labelling, bad_parameter, check_range, dom_labelling
 from .document import Document
+from .overview import OverviewVerdict
 
 __all__ = [
+    "HEADLINE_LINKS",
+    "HEADLINE_SHARE",
     "MODEL_PATH",
+    "PageBlocks",
     "SiteMemory",
     "discount_template",
+    "headline_evidence",
+    "headline_fingerprint",
     "host_of",
+    "page_blocks",
     "page_fingerprints",
 ]
 
@@ -65,25 +82,70 @@ MODEL_PATH = Path(__file__).resolve().parent / "models" / "site_memory.json"
 _DIGITS_TO_ZERO = bytes.maketrans(b"0123456789", b"0000000000")
 _WHITESPACE = b" \t\n\r\f\v"
 _WWW = re.compile(r"^www\d*\.")
+_NOT_WORD = re.compile(r"\W+")
+#: A page links to at least this many headlines of the site's articles ...
+HEADLINE_LINKS = 3
+#: ... whose link text is at least this share of the page's text: an overview page.
+HEADLINE_SHARE = 0.25
+#: Headlines (and link texts) shorter than this, normalised, are not compared.
+_MIN_HEADLINE_CHARS = 10
 
 
-def page_fingerprints(document: Document) -> tuple[np.ndarray, np.ndarray]:
-    """The page's text blocks (node indices, document order) and their fingerprints
-    (``uint64``, aligned; see the module docstring)."""
+#: A page's text blocks (node indices, document order), their texts (white space
+#: collapsed) and whether each is mostly link text: what fingerprints and headline
+#: links are read from (:func:`page_blocks`).
+PageBlocks = tuple[np.ndarray, list[str], np.ndarray]
+
+
+def page_blocks(document: Document) -> PageBlocks:
+    """The page's text blocks, their texts and link flags (:data:`PageBlocks`)."""
     nodes = document.nodes
     chars = nodes.block_chars
     blocks = np.flatnonzero(chars > 0)
+    texts = document.block_texts(blocks) if len(blocks) else []
+    return blocks, texts, 2 * nodes.block_link_chars[blocks] > chars[blocks]
+
+
+def page_fingerprints(
+    document: Document, page: PageBlocks | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The page's text blocks (node indices, document order) and their fingerprints
+    (``uint64``, aligned; see the module docstring); ``page``: its :func:`page_blocks`,
+    when already read."""
+    blocks, texts, is_link = page if page is not None else page_blocks(document)
     if not len(blocks):
         return blocks, np.zeros(0, dtype=np.uint64)
-    texts = document.block_texts(blocks)
-    is_link = (2 * nodes.block_link_chars[blocks] > chars[blocks]).tolist()
     # Normalised in one pass over all blocks: white space out, every digit a 0.
     normalised = "\0".join(texts).encode().translate(_DIGITS_TO_ZERO, _WHITESPACE).split(b"\0")
     digests = b"".join(
         blake2b(b"L" + text if link else b"T" + text, digest_size=8).digest()
-        for text, link in zip(normalised, is_link, strict=True)
+        for text, link in zip(normalised, is_link.tolist(), strict=True)
     )
     return blocks, np.frombuffer(digests, dtype="<u8").astype(np.uint64)
+
+
+def headline_fingerprint(text: str | None) -> np.uint64 | None:
+    """The fingerprint of a headline or a link's text: lower case, letters and digits
+    only; None when fewer than a few remain (too short to tell headlines apart)."""
+    normalised = _NOT_WORD.sub("", (text or "").lower())
+    if len(normalised) < _MIN_HEADLINE_CHARS:
+        return None
+    digest = blake2b(normalised.encode(), digest_size=8).digest()
+    return np.frombuffer(digest, dtype="<u8")[0].astype(np.uint64)
+
+
+def _headline_links(document: Document, page: PageBlocks) -> tuple[np.ndarray, np.ndarray]:
+    """The page's link blocks (blocks of mostly link text: a teaser's headline) long
+    enough to be headlines: their headline fingerprints and characters."""
+    blocks, texts, is_link = page
+    chars = document.nodes.block_chars[blocks]
+    prints, sizes = [], []
+    for index in np.flatnonzero(is_link & (chars >= _MIN_HEADLINE_CHARS)).tolist():
+        fingerprint = headline_fingerprint(texts[index])
+        if fingerprint is not None:
+            prints.append(fingerprint)
+            sizes.append(int(chars[index]))
+    return np.array(prints, dtype=np.uint64), np.array(sizes, dtype=np.int64)
 
 
 def host_of(url: str | None) -> str | None:
@@ -120,7 +182,7 @@ class _Site:
     """One site's entries: sorted fingerprints, page counts, last sighting; and the
     fingerprints of the URLs recorded, oldest first."""
 
-    __slots__ = ("fingerprints", "last_seen", "pages", "pages_seen", "urls")
+    __slots__ = ("fingerprints", "headlines", "last_seen", "pages", "pages_seen", "urls")
 
     def __init__(self) -> None:
         self.fingerprints = np.zeros(0, dtype=np.uint64)
@@ -128,6 +190,8 @@ class _Site:
         self.last_seen = np.zeros(0, dtype=np.uint32)
         self.pages_seen = 0
         self.urls = np.zeros(0, dtype=np.uint64)
+        #: Headline fingerprints of the site's articles, oldest first.
+        self.headlines = np.zeros(0, dtype=np.uint64)
 
     def __getstate__(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__slots__}
@@ -243,7 +307,11 @@ class SiteMemory:
     def nbytes(self) -> int:
         """Bytes of the fingerprint arrays (the memory's size, Python objects aside)."""
         return sum(
-            site.fingerprints.nbytes + site.pages.nbytes + site.last_seen.nbytes + site.urls.nbytes
+            site.fingerprints.nbytes
+            + site.pages.nbytes
+            + site.last_seen.nbytes
+            + site.urls.nbytes
+            + site.headlines.nbytes
             for site in self._sites.values()
         )
 
@@ -270,18 +338,60 @@ class SiteMemory:
         return entry.counts(fingerprints)
 
     def template_blocks(
-        self, site: str, document: Document, blocks: np.ndarray, fingerprints: np.ndarray
+        self,
+        site: str,
+        document: Document,
+        blocks: np.ndarray,
+        fingerprints: np.ndarray,
+        *,
+        content: np.ndarray | None = None,
+        recorded: bool = False,
     ) -> np.ndarray:
         """The blocks of a page of ``site`` (from :func:`page_fingerprints`) that are template:
         seen on ``min_pages`` other pages of the site, long blocks on one more; none when
-        the page is a copy of one seen before. Call it before :meth:`record` of the page."""
+        the page is a copy of one seen before: more than ``max_seen_long_share`` of the
+        characters of its long blocks, or of the blocks of ``content`` (the algorithm's
+        node mask), were seen before. Call it before :meth:`record` of the page, or with
+        ``recorded`` for a page recorded already (a page held at the cold start and read
+        again): its own sighting, one per distinct fingerprint, is left out."""
         counts = self.counts(site, fingerprints)
-        chars = document.nodes.block_chars[blocks]
+        if recorded:
+            counts = np.maximum(counts - 1, 0)
+        nodes = document.nodes
+        chars = nodes.block_chars[blocks]
         long = chars >= self.long_block_chars
-        long_chars = chars[long].sum()
-        if long_chars and chars[long & (counts > 0)].sum() > self.max_seen_long_share * long_chars:
-            return blocks[:0]
+        guarded = [long]
+        if content is not None and len(nodes):
+            in_content = np.zeros(len(nodes), dtype=bool)
+            in_content[nodes.block[content]] = True
+            guarded.append(in_content[blocks])
+        seen = counts > 0
+        for group in guarded:
+            total = chars[group].sum()
+            if total and chars[group & seen].sum() > self.max_seen_long_share * total:
+                return blocks[:0]
         return blocks[counts >= self.min_pages + long]
+
+    def known_headlines(self, site: str, fingerprints: np.ndarray) -> np.ndarray:
+        """Whether each fingerprint (:func:`headline_fingerprint`) is a headline of an
+        article of ``site`` recorded before."""
+        entry = self._sites.get(site)
+        if entry is None:
+            return np.zeros(len(fingerprints), dtype=bool)
+        return np.isin(fingerprints, entry.headlines)
+
+    def headlines(self, site: str) -> int:
+        """Headlines of ``site`` recorded."""
+        entry = self._sites.get(site)
+        return len(entry.headlines) if entry is not None else 0
+
+    def record_headline(self, site: str, headline: str | None) -> None:
+        """Remember the headline of an article of ``site`` (the newest ``max_entries``)."""
+        entry = self._sites.get(site)
+        fingerprint = headline_fingerprint(headline)
+        if entry is None or fingerprint is None or fingerprint in entry.headlines:
+            return
+        entry.headlines = np.append(entry.headlines[-(self.max_entries - 1) :], fingerprint)
 
     def snapshot(self, url: str | None) -> SiteMemory:
         """A memory with this one's constants holding a copy of what it knows of ``url``'s
@@ -346,3 +456,38 @@ def discount_template(
         )
     scores = replace(labelling.block_scores, template=template)
     return replace(labelling, block_scores=scores), removed
+
+
+def headline_evidence(
+    memory: SiteMemory,
+    site: str,
+    document: Document,
+    verdict: OverviewVerdict,
+    page: PageBlocks | None = None,
+) -> OverviewVerdict:
+    """``verdict``, made "overview" when the page links to :data:`HEADLINE_LINKS` or more
+    headlines of articles already crawled from ``site`` whose link text is at least
+    :data:`HEADLINE_SHARE` of the page's text (see the module docstring). A link counts
+    when it is a block of its own (mostly link text), as a teaser's headline is; ``page``:
+    the page's :func:`page_blocks`, when already read."""
+    nodes = document.nodes
+    total = int(nodes.chars[0]) if len(nodes) else 0
+    # A page whose links altogether hold less than the share cannot pass: most articles,
+    # whose link texts are not read then.
+    if (
+        verdict.is_overview
+        or not total
+        or nodes.link_chars[0] < HEADLINE_SHARE * total
+        or memory.headlines(site) < HEADLINE_LINKS
+    ):
+        return verdict
+    prints, chars = _headline_links(document, page if page is not None else page_blocks(document))
+    known = memory.known_headlines(site, prints)
+    links, share = int(known.sum()), chars[known].sum() / total
+    if links < HEADLINE_LINKS or share < HEADLINE_SHARE:
+        return verdict
+    reason = (
+        f"links to {links} headlines of pages already crawled from the site "
+        f"({share:.0%} of its text)"
+    )
+    return OverviewVerdict(True, verdict.score, (reason, *verdict.reasons), "overview")

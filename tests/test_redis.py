@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import scrapy
 from conftest import REPO, CrawlResult, CrawlSpec, LocalSite, python_env
@@ -428,3 +429,99 @@ def test_wait_for_peers_names_a_bad_timeout(value: Any, monkeypatch: pytest.Monk
     message = f"PEERS_IDLE_TIMEOUT must be a number of seconds >= 0; got {value!r}"
     with pytest.raises(ValueError, match=re.escape(message)):
         WaitForPeers.from_crawler(crawler)
+
+
+# ---------------------------------------------------------------------- the site memory
+def test_the_site_memory_in_redis_counts_as_the_local_one(redis_url: str, db: Any) -> None:
+    """Two clients (as two processes) recording into one Redis see the counts a single
+    local memory sees; Redis holds integer counters only; snapshots for workers carry the
+    counts; the bounds hold (entries per site, URLs per site, sites)."""
+    from scrapy_tagratio import SiteMemory
+    from scrapy_tagratio.redis_memory import RedisSiteMemory
+
+    rng = np.random.default_rng(0)
+    template = rng.integers(0, 2**63, size=30, dtype=np.uint64)
+    pages = [
+        np.concatenate((template, rng.integers(0, 2**63, 20, dtype=np.uint64))) for _ in range(6)
+    ]
+    local = SiteMemory()
+    shared = [RedisSiteMemory(redis.Redis.from_url(redis_url), "t:mem") for _ in range(2)]
+    for number, prints in enumerate(pages):
+        url = f"https://example.com/{number}"
+        local.record("example.com", prints, url)
+        shared[number % 2].record("example.com", prints, url)
+    probe = np.concatenate(
+        (template[:5], pages[0][-3:], rng.integers(0, 2**63, 4, dtype=np.uint64))
+    )
+    for memory in shared:
+        assert memory.pages_seen("example.com") == 6
+        assert (
+            memory.counts("example.com", probe).tolist()
+            == local.counts("example.com", probe).tolist()
+        )
+        assert memory.is_revisit("example.com", "https://example.com/3")
+        assert not memory.is_revisit("example.com", "https://example.com/7")
+        assert memory.pages_seen("other.org") == 0
+        snapshot = memory.snapshot("https://example.com/9")
+        assert type(snapshot) is SiteMemory
+        assert (
+            snapshot.counts("example.com", probe).tolist()
+            == local.counts("example.com", probe).tolist()
+        )
+        assert snapshot.is_revisit("example.com", "https://example.com/0")
+    assert set(db.keys()) == {"t:mem:site:example.com", "t:mem:urls:example.com", "t:mem:sites"}
+    values = redis.Redis.from_url(redis_url).hgetall("t:mem:site:example.com").values()
+    assert all(value.isdigit() for value in values)
+    with pytest.raises(TypeError):
+        pickle.dumps(shared[0])
+
+    small = RedisSiteMemory(
+        redis.Redis.from_url(redis_url), "t:small", max_entries=100, max_sites=2
+    )
+    for number, prints in enumerate(pages):
+        small.record("example.com", prints, f"https://example.com/{number}")
+    # 30 + 6 x 20 blocks seen: trimmed to 75 twice, the own blocks seen once going first.
+    assert db.hlen("t:small:site:example.com") - 1 == 75
+    assert (small.counts("example.com", template) == 6).all()
+    for site in ("a.org", "b.org", "c.org"):
+        small.record(site, pages[0])
+    assert len(small) == 2 and small.pages_seen("example.com") == 0
+
+
+def test_two_processes_learn_a_sites_template_from_each_other_through_redis(
+    redis_url: str,
+    db: Any,
+    local_site: Callable[..., LocalSite],
+    run_crawls: Callable[..., dict[str, CrawlResult]],
+) -> None:
+    """A first crawler process reads four articles of a site; a second process, started
+    afterwards on the site's fifth article only, leaves out the newsletter box seen on the
+    first process's pages with TAGRATIO_SITE_MEMORY_BACKEND = "redis", and keeps it with
+    the local memory (its first page of the site)."""
+    from test_site_memory import BRIEFING, article
+
+    site = local_site()
+    for number in range(5):
+        site.add(f"/a/{number}.html", article(number))
+    spider = "test_site_memory:PathsSpider"
+    base = {"ADDONS": {"scrapy_tagratio.Addon": 100}, "REDIS_URL": redis_url}
+    redis_memory = {**base, "TAGRATIO_SITE_MEMORY_BACKEND": "redis"}
+    first = {"base_url": site.base_url, "paths": ",".join(f"/a/{n}.html" for n in range(4))}
+    second = {"base_url": site.base_url, "paths": "/a/4.html"}
+    results = run_crawls([CrawlSpec("first", spider, redis_memory, first)])
+    results |= run_crawls(
+        [
+            CrawlSpec("second", spider, redis_memory, second),
+            CrawlSpec("second_local", spider, base, second),
+        ]
+    )
+    for name, result in results.items():
+        assert result.error is None, name
+        assert all("Story" in item["main_text"] for item in result.items), name
+    assert len(results["first"].items) == 4
+    (learnt,) = results["second"].items
+    (alone,) = results["second_local"].items
+    assert BRIEFING not in learnt["main_text"]
+    assert learnt["tagratio"]["template_chars"] > 0
+    assert BRIEFING in alone["main_text"]
+    assert int(db.hget("paths:tagratio_memory:site:127.0.0.1", "#pages")) == 5

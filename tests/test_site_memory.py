@@ -255,6 +255,25 @@ class TemplateSiteSpider(scrapy.Spider):
 ARTICLES = 5
 
 
+class PathsSpider(scrapy.Spider):
+    """Fetches the given paths (comma-separated) of a site strictly one after another; an
+    item per page."""
+
+    name = "paths"
+
+    def __init__(self, base_url: str, paths: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.urls = [base_url + path for path in paths.split(",")]
+
+    async def start(self) -> AsyncIterator[Any]:
+        yield scrapy.Request(self.urls[0], cb_kwargs={"unread": self.urls[1:]})
+
+    def parse(self, response: scrapy.http.Response, unread: list[str]) -> Iterator[Any]:
+        yield {"url": response.url}
+        if unread:
+            yield scrapy.Request(unread[0], cb_kwargs={"unread": unread[1:]})
+
+
 @pytest.fixture(scope="module")
 def template_site(local_site: Callable[..., LocalSite]) -> LocalSite:
     site = local_site()
@@ -303,3 +322,188 @@ def test_a_crawl_learns_the_sites_template(
     assert len(discounted) == ARTICLES - first
     texts = {item["url"]: item["main_text"] for item in memory.items}
     assert {item["url"]: item["main_text"] for item in results["workers"].items} == texts
+
+
+# ---------------------------------------------------------------------- the cold-start hold
+class AllAtOnceSpider(scrapy.Spider):
+    """Requests every article of the index at once (async callbacks: Scrapy runs their
+    items through the spider middlewares' async path, where the hold works)."""
+
+    name = "all-at-once"
+
+    def __init__(self, base_url: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.base_url = base_url
+
+    async def start(self) -> AsyncIterator[Any]:
+        yield scrapy.Request(self.base_url + "/index.html", callback=self.parse_index)
+
+    async def parse_index(self, response: scrapy.http.Response) -> AsyncIterator[Any]:
+        for href in response.css("a.story::attr(href)").getall():
+            yield response.follow(href)
+
+    async def parse(self, response: scrapy.http.Response) -> AsyncIterator[Any]:
+        yield {"url": response.url}
+
+
+HOLD = {"TAGRATIO_SITE_MEMORY_HOLD": 4, "TAGRATIO_SITE_MEMORY_HOLD_SECONDS": 60}
+
+
+@pytest.mark.integration
+def test_holding_a_sites_first_pages_removes_the_template_from_them_too(
+    template_site: LocalSite, run_crawls: Callable[..., dict[str, CrawlResult]]
+) -> None:
+    """The index and the first three articles know fewer than 4 other pages of the site:
+    without the hold the first articles keep the newsletter box; with it their items wait
+    until the memory knows 4 other pages and every article loses the box, inline and with
+    worker processes, with the article text kept."""
+    assert SiteMemory().min_pages <= 3  # the box is on 3 other pages once 4 are known
+    spider = "test_site_memory:AllAtOnceSpider"
+    settings = {"ADDONS": {"scrapy_tagratio.Addon": 100}, "CONCURRENT_REQUESTS": 2}
+    args = {"base_url": template_site.base_url}
+    results = run_crawls(
+        [
+            CrawlSpec("no_hold", spider, settings, args),
+            CrawlSpec("hold", spider, {**settings, **HOLD}, args),
+            CrawlSpec("hold_workers", spider, {**settings, **HOLD, "TAGRATIO_WORKERS": 2}, args),
+        ]
+    )
+    for name, result in results.items():
+        assert result.error is None, name
+        assert len(result.items) == ARTICLES, name
+        assert all("Story" in item["main_text"] for item in result.items), name
+    with_box = {
+        name: sum(BRIEFING in item["main_text"] for item in result.items)
+        for name, result in results.items()
+    }
+    assert with_box["no_hold"] > 0
+    assert with_box["hold"] == with_box["hold_workers"] == 0
+    for name in ("hold", "hold_workers"):
+        stats = results[name].stats
+        assert stats["tagratio/site_memory/pages_held"] >= 1, name
+        assert stats.get("tagratio/site_memory/released/pages", 0) >= 1, name
+    assert "tagratio/site_memory/pages_held" not in results["no_hold"].stats
+
+
+@pytest.mark.integration
+def test_held_items_are_never_lost_when_the_crawl_ends_early_or_the_site_is_small(
+    template_site: LocalSite, run_crawls: Callable[..., dict[str, CrawlResult]]
+) -> None:
+    """A crawl closed after 3 pages (CLOSESPIDER_PAGECOUNT) still writes the items of the
+    held articles, and a hold longer than the site (10 pages of a 6-page site) ends when
+    nothing is left to download, not after the 60 s time limit: every article gives its
+    item, with its text."""
+    spider = "test_site_memory:AllAtOnceSpider"
+    settings = {
+        "ADDONS": {"scrapy_tagratio.Addon": 100},
+        "CONCURRENT_REQUESTS": 1,
+        "TAGRATIO_SITE_MEMORY_HOLD_SECONDS": 60,
+    }
+    args = {"base_url": template_site.base_url}
+    results = run_crawls(
+        [
+            CrawlSpec(
+                "closed",
+                spider,
+                {**settings, "TAGRATIO_SITE_MEMORY_HOLD": 4, "CLOSESPIDER_PAGECOUNT": 3},
+                args,
+            ),
+            CrawlSpec("small_site", spider, {**settings, "TAGRATIO_SITE_MEMORY_HOLD": 10}, args),
+        ],
+        timeout=50,
+    )
+    closed = results["closed"]
+    assert closed.error is None
+    assert closed.stats["finish_reason"] == "closespider_pagecount"
+    articles = closed.stats["response_received_count"] - 1  # the index has no item
+    assert articles >= 2
+    assert len(closed.items) == articles
+    assert all("Story" in item["main_text"] for item in closed.items)
+    assert closed.stats["tagratio/site_memory/released/closing"] >= 1
+    small = results["small_site"]
+    assert small.error is None
+    assert len(small.items) == ARTICLES
+    assert small.stats["tagratio/site_memory/released/idle"] >= 1
+    assert "tagratio/site_memory/released/time" not in small.stats
+    elapsed = small.stats["elapsed_time_seconds"]
+    assert elapsed < 30
+
+
+# ---------------------------------------------------------------------- known headlines
+def front(numbers: range, teaser_words: int = 0) -> str:
+    """A "latest news" page of the template site: each story's headline as a link, with a
+    teaser of ``teaser_words`` words."""
+    items = "".join(
+        f'<li><h2><a href="/a/{n}.html">Story {n} about the {WORDS[n % len(WORDS)]}</a></h2>'
+        f"<p>{' '.join(WORDS[(n + k) % len(WORDS)] for k in range(teaser_words))}.</p></li>"
+        for n in numbers
+    )
+    return PAGE.format(title="Latest news", paragraphs=f"<ul>{items}</ul>")
+
+
+def with_rail(number: int, linked: range) -> str:
+    """An article with a "related stories" rail linking to other stories' headlines."""
+    rail = "".join(
+        f'<li><a href="/a/{n}.html">Story {n} about the {WORDS[n % len(WORDS)]}</a></li>'
+        for n in linked
+    )
+    return article(number).replace("</main>", f"</main><aside><ul>{rail}</ul></aside>")
+
+
+def test_a_page_listing_headlines_of_articles_already_crawled_is_an_overview_page() -> None:
+    """Alone the latest-news page is only "uncertain"; after its five articles were read,
+    the memory knows their headlines and calls it an overview page, saying why. An article
+    whose related rail links to four known headlines stays an article; with the overview
+    detection off ("off" detector) nothing is called overview."""
+    from scrapy_tagratio.settings import TagRatioSettings
+
+    memory = SiteMemory()
+    for number in range(5):
+        extract(article(number), url=f"https://example.org/a/{number}.html", site_memory=memory)
+    latest = front(range(5))
+    alone = extract(latest, url="https://example.org/latest")
+    assert alone.overview_verdict == "uncertain"
+    known = extract(
+        latest, url="https://example.org/latest", site_memory=pickle.loads(pickle.dumps(memory))
+    )
+    assert known.is_overview and known.overview_verdict == "overview"
+    assert known.overview_reasons[0].startswith("links to 5 headlines of pages already crawled")
+    rail = extract(with_rail(6, range(4)), url="https://example.org/a/6.html", site_memory=memory)
+    assert rail.overview_verdict == "content"
+    off = TagRatioSettings.from_settings({"TAGRATIO_OVERVIEW_ACTION": "off"}).detector
+    unjudged = extract(latest, url="https://example.org/latest2", overview=off, site_memory=memory)
+    assert not unjudged.is_overview
+
+
+@pytest.mark.integration
+def test_a_crawl_drops_a_front_listing_the_articles_it_read(
+    template_site: LocalSite, run_crawls: Callable[..., dict[str, CrawlResult]]
+) -> None:
+    """Crawled after its five articles, the latest-news page's item is dropped as an
+    overview page (inline and with worker processes); with the site memory off it is kept
+    as "uncertain". The article with a related rail is kept either way."""
+    template_site.add("/latest.html", front(range(ARTICLES)))
+    template_site.add("/a/rail.html", with_rail(7, range(4)))
+    spider = "test_site_memory:PathsSpider"
+    paths = [f"/a/{n}.html" for n in range(ARTICLES)] + ["/a/rail.html", "/latest.html"]
+    args = {"base_url": template_site.base_url, "paths": ",".join(paths)}
+    settings = {"ADDONS": {"scrapy_tagratio.Addon": 100}}
+    results = run_crawls(
+        [
+            CrawlSpec("memory", spider, settings, args),
+            CrawlSpec("workers", spider, {**settings, "TAGRATIO_WORKERS": 2}, args),
+            CrawlSpec("off", spider, {**settings, "TAGRATIO_SITE_MEMORY": False}, args),
+        ]
+    )
+    latest = template_site.url("/latest.html")
+    rail = template_site.url("/a/rail.html")
+    for name in ("memory", "workers"):
+        result = results[name]
+        assert result.error is None, name
+        urls = {item["url"] for item in result.items}
+        assert latest not in urls and rail in urls, name
+        assert len(urls) == ARTICLES + 1, name
+        assert result.stats["tagratio/items_dropped"] == 1, name
+    off = {item["url"]: item for item in results["off"].items}
+    assert len(off) == ARTICLES + 2
+    assert off[latest]["tagratio"]["overview_verdict"] == "uncertain"

@@ -35,7 +35,8 @@ EXTENSIONS = {
 }
 PEERS_IDLE_TIMEOUT = 10.0
 
-# The site memory (README.md, "Site memory") lives in each process: a page's text would
-# depend on which process happened to crawl the site's earlier pages. Off here, so every
-# page comes out the same whichever process extracts it.
+# The site memory (README.md, "Site memory") can live in this Redis too
+# (TAGRATIO_SITE_MEMORY_BACKEND = "redis": every process learns from all pages), but a
+# page's text then depends on which pages of its site were crawled before it, by any
+# process. Off here, so every page comes out the same whichever process extracts it.
 TAGRATIO_SITE_MEMORY = False
