@@ -121,8 +121,9 @@ def extract(
         if metadata
         else None
     )
+    title = found.headline if found is not None else document.title
     if site_memory is not None and site is not None and not held and verdict.verdict == "content":
-        site_memory.record_headline(site, found.headline if found is not None else document.title)
+        site_memory.record_headline(site, title)
     total = labelling.total_chars
     return Extraction(
         text=labelling.text,
@@ -130,7 +131,7 @@ def extract(
         markdown=(markdown_of(document, content) if content is not None else labelling.text)
         if with_markdown
         else None,
-        title=found.headline if found is not None else document.title,
+        title=title,
         metadata=found,
         algorithm=runner.name,
         params=runner.params(),

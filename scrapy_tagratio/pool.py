@@ -338,6 +338,13 @@ class _Worker:
         self.job: _Job | None = None
         self.done = 0
 
+    def fail_job(self, kind: str, message: str) -> None:
+        """Fail the page this worker holds, if any, and forget it, so that nothing
+        (closing the pool) sets its result a second time."""
+        job, self.job = self.job, None
+        if job is not None:
+            job.future.set_result(_failed(kind, message))
+
     def retire(self, *, kill: bool) -> None:
         """Ask the process to exit (or kill it); the dispatcher joins it at the end."""
         if kill:
@@ -464,15 +471,11 @@ class _Dispatcher(threading.Thread):
                 return False
             # The pipe closed: the process died.
             worker.process.join(1)
-            worker.job = None
-            if job is not None:
-                job.future.set_result(
-                    _failed(
-                        "worker_crashed",
-                        f"worker process died (exit code {worker.process.exitcode}) "
-                        "while extracting this page",
-                    )
-                )
+            worker.fail_job(
+                "worker_crashed",
+                f"worker process died (exit code {worker.process.exitcode}) "
+                "while extracting this page",
+            )
             worker.retire(kill=True)
             return True
         if not worker.ready and time.monotonic() - worker.started >= _START_TIMEOUT:
@@ -483,13 +486,10 @@ class _Dispatcher(threading.Thread):
             and self.timeout is not None
             and time.monotonic() - job.started >= self.timeout
         ):
-            worker.job = None
-            job.future.set_result(
-                _failed(
-                    "worker_timeout",
-                    f"no result after TAGRATIO_WORKER_TIMEOUT={self.timeout:g} s: "
-                    "the worker was killed",
-                )
+            worker.fail_job(
+                "worker_timeout",
+                f"no result after TAGRATIO_WORKER_TIMEOUT={self.timeout:g} s: "
+                "the worker was killed",
             )
             worker.retire(kill=True)
             return True

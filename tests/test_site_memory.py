@@ -225,13 +225,9 @@ def test_on_real_pages_of_the_same_sites_the_memory_raises_f1() -> None:
 
 
 # ---------------------------------------------------------------------- in a real crawl
-class TemplateSiteSpider(scrapy.Spider):
-    """Follows the index's links to the articles strictly one at a time (the next article
-    is requested from the previous one's callback, after its extraction), so that the site
-    memory sees the pages in the index's order whether pages are read inline or in worker
-    processes; an item per article."""
-
-    name = "template-site"
+class IndexSpider(scrapy.Spider):
+    """Starts at the site's ``/index.html`` (``parse_index``); subclasses say how they
+    follow its links to the articles."""
 
     def __init__(self, base_url: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -239,6 +235,15 @@ class TemplateSiteSpider(scrapy.Spider):
 
     async def start(self) -> AsyncIterator[Any]:
         yield scrapy.Request(self.base_url + "/index.html", callback=self.parse_index)
+
+
+class TemplateSiteSpider(IndexSpider):
+    """Follows the index's links to the articles strictly one at a time (the next article
+    is requested from the previous one's callback, after its extraction), so that the site
+    memory sees the pages in the index's order whether pages are read inline or in worker
+    processes; an item per article."""
+
+    name = "template-site"
 
     def parse_index(self, response: scrapy.http.Response) -> Iterator[Any]:
         yield from self.follow_next(response, response.css("a.story::attr(href)").getall())
@@ -325,18 +330,11 @@ def test_a_crawl_learns_the_sites_template(
 
 
 # ---------------------------------------------------------------------- the cold-start hold
-class AllAtOnceSpider(scrapy.Spider):
+class AllAtOnceSpider(IndexSpider):
     """Requests every article of the index at once (async callbacks: Scrapy runs their
     items through the spider middlewares' async path, where the hold works)."""
 
     name = "all-at-once"
-
-    def __init__(self, base_url: str, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.base_url = base_url
-
-    async def start(self) -> AsyncIterator[Any]:
-        yield scrapy.Request(self.base_url + "/index.html", callback=self.parse_index)
 
     async def parse_index(self, response: scrapy.http.Response) -> AsyncIterator[Any]:
         for href in response.css("a.story::attr(href)").getall():
