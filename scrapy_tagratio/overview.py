@@ -149,6 +149,9 @@ _INDEX_FILE = re.compile(r"(?:index|default|home)\.\w+", re.I)
 _LONG_NUMBER = re.compile(r"\d{5,}")
 _DATE_PATH = re.compile(r"/(?:19|20)\d\d/\d{1,2}/")
 _SLUG_SEPARATOR = re.compile(r"[-_]")
+#: An href with an article's mark (:func:`url_shape`): a long number, a slug of four words
+#: or more, a date path.
+_ARTICLE_HREF = re.compile(r"\d{5,}|[^/?#=&_-]+(?:[-_][^/?#=&_-]+){3}|/(?:19|20)\d\d/\d{1,2}/")
 
 
 def text_scale(document: Document) -> float:
@@ -240,6 +243,9 @@ class PageEvidence(TeaserEvidence):
     url_shape: str
     total_length: float  # all text of the page, scaled characters
     main_link_share: float  # link characters of the extraction's content, as a share
+    headline_targets: int  # distinct pages linked through headline-long link texts
+    article_targets: int  # of those, the pages whose URL looks like an article's
+    headline_share: float  # text of those links, as a share of the page's text
 
     @property
     def list_over_prose(self) -> float:
@@ -247,6 +253,14 @@ class PageEvidence(TeaserEvidence):
         and the long paragraphs outside them: near 1 on a listing, low on an article
         whatever rail sits beside its body."""
         listed = max(self.teaser_share, self.list_share) * self.total_length
+        return listed / (listed + self.free_prose) if listed else 0.0
+
+    @property
+    def headlines_over_prose(self) -> float:
+        """The text of the page's headline links against that and the long paragraphs
+        outside teasers and lists: a listing is mostly headlines, an article mostly prose
+        (read off the links themselves, whatever repeated structure holds them)."""
+        listed = self.headline_share * self.total_length
         return listed / (listed + self.free_prose) if listed else 0.0
 
     @property
@@ -272,14 +286,14 @@ class PageEvidence(TeaserEvidence):
             "main_teaser_share": self.main_teaser_share,
             "main_link_share": self.main_link_share,
             "main_prose": log1p(self.main_prose),
-            "free_prose": log1p(self.free_prose),
+            "free_prose": log1p(self.free_prose / LONG_PARAGRAPH),
             "list_items": log1p(self.list_items),
             "list_share": self.list_share,
             "list_over_prose": self.list_over_prose,
             "prose_block_share": self.prose_block_share,
             "prose_paragraphs": log1p(self.prose_paragraphs),
             "prose_share": self.prose_share,
-            "prose_block": log1p(self.prose_block),
+            "prose_block": log1p(self.prose_block / LONG_PARAGRAPH),
             "title_repeats_heading": float(self.title_repeats_heading),
             "declares_article": float(self.declares_article),
             "declares_item": float(self.declares_item),
@@ -290,12 +304,18 @@ class PageEvidence(TeaserEvidence):
             "url_home": float(self.url_shape == "home"),
             "url_listing": float(self.url_shape == "listing"),
             "url_article": float(self.url_shape == "article"),
+            "headline_targets": log1p(self.headline_targets),
+            "article_targets": log1p(self.article_targets),
+            "headline_share": self.headline_share,
+            "headlines_over_prose": self.headlines_over_prose,
+            "declared_article_listing": float(self.declares_article) * self.headlines_over_prose,
         }
 
     def to_dict(self) -> dict[str, Any]:
         data = dict(zip(_EVIDENCE_FIELDS, _EVIDENCE_VALUES(self), strict=True))
         data["prose_block_share"] = self.prose_block_share
         data["list_over_prose"] = self.list_over_prose
+        data["headlines_over_prose"] = self.headlines_over_prose
         return data
 
 
@@ -316,10 +336,14 @@ FEATURES = (
     "prose_paragraphs", "prose_share", "prose_block",
     "title_repeats_heading", "declares_article", "declares_item", "declares_listing",
     "og_website", "published_time", "paginated", "url_home", "url_listing", "url_article",
+    "headline_targets", "article_targets", "headline_share", "headlines_over_prose",
+    "declared_article_listing",
 )  # fmt: skip
 
 
-def teaser_evidence(document: Document, labelling: Labelling, scale: float) -> TeaserEvidence:
+def teaser_evidence(
+    document: Document, labelling: Labelling, scale: float, own_headline: int = -1
+) -> TeaserEvidence:
     """Teaser lists and comment threads (:func:`~scrapy_tagratio.structure.find_structures`:
     repeated siblings whose headlines lead to distinct pages, against repeated siblings
     with an author/time/reply part and a prose body) and where they sit.
@@ -328,11 +352,15 @@ def teaser_evidence(document: Document, labelling: Labelling, scale: float) -> T
     rail beside its body, and its comments are no teasers at all. The extraction's main
     content says which is the page's main block: a listing's main content is teasers, an
     article's is long paragraphs outside any teaser (``main_teaser_share``, ``main_prose``).
+    The item that holds the page's own headline (``own_headline``, the node of the first
+    ``<h1>`` when the ``<title>`` repeats it) is the page's story, no teaser.
     """
     nodes = document.nodes
     found = find_structures(document)
     # A teaser is short: an item holding a whole story and its comments is no teaser.
     short = found.teaser_items & (nodes.chars * scale <= TEASER_MAX_LENGTH)
+    if own_headline >= 0:
+        short[: own_headline + 1] &= nodes.end[: own_headline + 1] <= own_headline
     teaser_items = np.flatnonzero(short)
     teaser = nodes.with_descendants(short)
     unlinked = (nodes.chars - nodes.link_chars) * scale
@@ -446,16 +474,38 @@ def _page_signals(document: Document) -> tuple[bool, bool, bool, bool, bool, boo
     )
 
 
-def _title_repeats_heading(document: Document, scale: float) -> bool:
-    """The ``<title>`` contains the first ``<h1>``, and that heading is headline-long."""
-    try:
-        first = document.nodes.tag.index("h1")
-    except ValueError:
-        return False
-    heading = document.raw_text(first).lower()
-    if len(heading) * scale < HEADLINE_LINK:
-        return False
-    return heading in document.html_title.lower()
+def _headline_links(document: Document, scale: float) -> tuple[int, int, float]:
+    """Distinct pages the page links through headline-long link texts (at least
+    :data:`HEADLINE_LINK` scaled characters, so about 7 Chinese characters), how many of
+    them have an article's URL (a long number, a slug, a date path: see
+    :func:`url_shape`), and the text of those links as a share of the page's text.
+
+    A listing links many distinct articles, each through its headline; an article links a
+    few in a rail. Only the hrefs of headline-long links are read."""
+    nodes = document.nodes
+    total = float(nodes.chars[0]) if len(nodes) else 0.0
+    headline = nodes.tag_mask(("a",)) & (nodes.chars * scale >= HEADLINE_LINK)
+    targets: set[str] = set()
+    chars = 0
+    for node in np.flatnonzero(headline).tolist():
+        href = (document.href(node) or "").strip()
+        if href and not href.startswith(("#", "javascript:", "mailto:")):
+            targets.add(href.split("#", 1)[0])
+            chars += int(nodes.chars[node])
+    articles = sum(1 for href in targets if _ARTICLE_HREF.search(href))
+    return len(targets), articles, chars / total if total else 0.0
+
+
+def _own_headline(document: Document, scale: float) -> int:
+    """The node of the page's own headline: the first ``<h1>`` that is headline-long and
+    that the ``<title>`` contains (-1 where there is none; a site's logo is often an
+    ``<h1>`` too)."""
+    title = document.html_title.lower()
+    for node in np.flatnonzero(document.nodes.tag_mask(("h1",))).tolist():
+        heading = document.raw_text(node).lower()
+        if len(heading) * scale >= HEADLINE_LINK and heading in title:
+            return node
+    return -1
 
 
 def page_evidence(document: Document, labelling: Labelling) -> PageEvidence:
@@ -464,9 +514,11 @@ def page_evidence(document: Document, labelling: Labelling) -> PageEvidence:
     nodes = document.nodes
     scale = text_scale(document)
     total = int(nodes.chars[0]) if len(nodes) else 0
-    teasers = teaser_evidence(document, labelling, scale)
+    own_headline = _own_headline(document, scale)
+    teasers = teaser_evidence(document, labelling, scale, own_headline)
     paragraphs, share, block = _prose(nodes, scale) if total else (0, 0.0, 0.0)
     article, item, listing, website, published, paginated = _page_signals(document)
+    headline_targets, article_targets, headline_share = _headline_links(document, scale)
     return PageEvidence(
         net_text_length=labelling.content_chars - labelling.link_chars,
         text_scale=scale,
@@ -475,7 +527,7 @@ def page_evidence(document: Document, labelling: Labelling) -> PageEvidence:
         prose_paragraphs=paragraphs,
         prose_share=share,
         prose_block=block,
-        title_repeats_heading=_title_repeats_heading(document, scale),
+        title_repeats_heading=own_headline >= 0,
         declares_article=article,
         declares_item=item,
         declares_listing=listing,
@@ -487,6 +539,9 @@ def page_evidence(document: Document, labelling: Labelling) -> PageEvidence:
         main_link_share=labelling.link_chars / labelling.content_chars
         if labelling.content_chars
         else 0.0,
+        headline_targets=headline_targets,
+        article_targets=article_targets,
+        headline_share=headline_share,
     )
 
 
@@ -677,6 +732,12 @@ _REASONS: Mapping[str, str] = {
     "url_home": "the URL is a home page",
     "url_listing": "the URL is a listing's",
     "url_article": "the URL is an article's",
+    "headline_targets": "links {headline_targets} pages through headlines",
+    "article_targets": "links {article_targets} article URLs through headlines",
+    "headline_share": "headline links hold {headline_share:.0%} of the text",
+    "headlines_over_prose": "headline links hold {headlines_over_prose:.0%} of the text beside the prose",
+    "declared_article_listing": "declares an article but headline links hold "
+    "{headlines_over_prose:.0%} of the text beside the prose",
 }
 
 
