@@ -43,8 +43,9 @@ calibrated there, its two thresholds chosen on held-out folds so that few conten
 are dropped. A page at or above the drop threshold is ``"overview"`` (its items are
 dropped), between the two ``"uncertain"`` (kept and tagged), else ``"content"``. The
 declarations and the URL weigh as learned but are never decisive alone: a page is only
-dropped if its structure alone scores at least the uncertain threshold, and never
-without teasers or lists (:meth:`OverviewModel.judge`).
+dropped if its structure alone argues for a listing (scores at least the share of
+overview pages among the training pages), and never without teasers or lists
+(:meth:`OverviewModel.judge`).
 """
 
 from __future__ import annotations
@@ -88,10 +89,12 @@ __all__ = [
     "url_shape",
 ]
 
-#: Characters of the dense scripts (Han, kana, Hangul) that set the text scale.
-_DENSE_SCRIPT = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
-#: Characters of each text the text scale samples.
-_SCALE_SAMPLE = 300
+#: Code points of the dense scripts (Han, kana, Hangul) that set the text scale: the
+#: starts and ends of their ranges, and whether the range from each bound on is dense.
+_DENSE_BOUNDS = np.array([0x3040, 0x3100, 0x3400, 0xA000, 0xAC00, 0xD7B0, 0xF900, 0xFB00])
+_DENSE_RANGES = np.array([False, True, False, True, False, True, False, True, False])
+#: Characters of the extraction's text the text scale samples.
+_SCALE_SAMPLE = 1500
 #: A link this long (scaled characters) reads like a headline.
 HEADLINE_LINK = 20
 #: A layout block of this much non-link text (scaled characters) is a long paragraph.
@@ -149,25 +152,20 @@ _INDEX_FILE = re.compile(r"(?:index|default|home)\.\w+", re.I)
 _LONG_NUMBER = re.compile(r"\d{5,}")
 _DATE_PATH = re.compile(r"/(?:19|20)\d\d/\d{1,2}/")
 _SLUG_SEPARATOR = re.compile(r"[-_]")
-#: An href with an article's mark (:func:`url_shape`): a long number, a slug of four words
-#: or more, a date path.
-_ARTICLE_HREF = re.compile(r"\d{5,}|[^/?#=&_-]+(?:[-_][^/?#=&_-]+){3}|/(?:19|20)\d\d/\d{1,2}/")
 
 
-def text_scale(document: Document) -> float:
+def text_scale(document: Document, text: str) -> float:
     """Characters per Latin-letter equivalent: 1 + 2 x the share of Han, kana and Hangul
-    characters in the title and the five largest own texts of the page (the first
-    :data:`_SCALE_SAMPLE` characters of each: a sample, not a census)."""
-    nodes = document.nodes
-    count = min(5, len(nodes))
-    parts = [(document.title or "")[:_SCALE_SAMPLE]]
-    if count:
-        largest = np.argpartition(-nodes.own_chars, count - 1)[:count].tolist()
-        parts.extend(document.own_text(node)[:_SCALE_SAMPLE] for node in largest)
-    sample = "".join("".join(parts).split())
-    if not sample:
+    characters among the non-blank characters of the page's title and the first
+    :data:`_SCALE_SAMPLE` characters of ``text`` (the extraction's text, already read: the
+    page's main language; a sample, not a census)."""
+    sample = ((document.title or "") + text[:_SCALE_SAMPLE]).encode("utf-32-le")
+    code = np.frombuffer(sample, dtype=np.uint32)
+    visible = int(np.count_nonzero(code > 32))
+    if not visible:
         return 1.0
-    return 1.0 + 2.0 * len(_DENSE_SCRIPT.findall(sample)) / len(sample)
+    dense = int(np.count_nonzero(_DENSE_RANGES[np.searchsorted(_DENSE_BOUNDS, code, "right")]))
+    return 1.0 + 2.0 * dense / visible
 
 
 def url_shape(url: str | None) -> str:
@@ -243,9 +241,7 @@ class PageEvidence(TeaserEvidence):
     url_shape: str
     total_length: float  # all text of the page, scaled characters
     main_link_share: float  # link characters of the extraction's content, as a share
-    headline_targets: int  # distinct pages linked through headline-long link texts
-    article_targets: int  # of those, the pages whose URL looks like an article's
-    headline_share: float  # text of those links, as a share of the page's text
+    headline_share: float  # text of headline-long links, as a share of the page's text
 
     @property
     def list_over_prose(self) -> float:
@@ -304,11 +300,8 @@ class PageEvidence(TeaserEvidence):
             "url_home": float(self.url_shape == "home"),
             "url_listing": float(self.url_shape == "listing"),
             "url_article": float(self.url_shape == "article"),
-            "headline_targets": log1p(self.headline_targets),
-            "article_targets": log1p(self.article_targets),
             "headline_share": self.headline_share,
             "headlines_over_prose": self.headlines_over_prose,
-            "declared_article_listing": float(self.declares_article) * self.headlines_over_prose,
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -336,8 +329,7 @@ FEATURES = (
     "prose_paragraphs", "prose_share", "prose_block",
     "title_repeats_heading", "declares_article", "declares_item", "declares_listing",
     "og_website", "published_time", "paginated", "url_home", "url_listing", "url_article",
-    "headline_targets", "article_targets", "headline_share", "headlines_over_prose",
-    "declared_article_listing",
+    "headline_share", "headlines_over_prose",
 )  # fmt: skip
 
 
@@ -353,16 +345,20 @@ def teaser_evidence(
     content says which is the page's main block: a listing's main content is teasers, an
     article's is long paragraphs outside any teaser (``main_teaser_share``, ``main_prose``).
     The item that holds the page's own headline (``own_headline``, the node of the first
-    ``<h1>`` when the ``<title>`` repeats it) is the page's story, no teaser.
+    ``<h1>`` when the ``<title>`` repeats it) is the page's story, no teaser and no list
+    item.
     """
     nodes = document.nodes
     found = find_structures(document)
     # A teaser is short: an item holding a whole story and its comments is no teaser.
     short = found.teaser_items & (nodes.chars * scale <= TEASER_MAX_LENGTH)
-    if own_headline >= 0:
-        short[: own_headline + 1] &= nodes.end[: own_headline + 1] <= own_headline
+    story = nodes.ancestors_or_self(own_headline) if own_headline >= 0 else None
+    if story is not None:
+        short &= ~story
     teaser_items = np.flatnonzero(short)
-    teaser = nodes.with_descendants(short)
+    # Most pages keep every teaser item: their nodes are those find_structures marked.
+    kept_all = teaser_items.size == np.count_nonzero(found.teaser_items)
+    teaser = found.teaser if kept_all else nodes.with_descendants(short)
     unlinked = (nodes.chars - nodes.link_chars) * scale
     total = float(nodes.chars[0]) if len(nodes) else 0.0
     groups = found.group[teaser_items]
@@ -376,7 +372,7 @@ def teaser_evidence(
     block_text = np.bincount(
         owner, weights=(nodes.own_chars - nodes.own_link_chars) * content, minlength=len(nodes)
     )
-    list_items, listed = _lists(nodes, found, holds_link, scale)
+    list_items, listed = _lists(nodes, found, holds_link, scale, story)
     outside = ~teaser & ~found.comment & ~listed
     prose = (block_text * scale >= LONG_PARAGRAPH) & outside
     page_text = (nodes.block_chars - nodes.block_link_chars) * scale
@@ -400,13 +396,18 @@ def teaser_evidence(
 
 
 def _lists(
-    nodes: NodeTable, found: Structures, holds_link: np.ndarray, scale: float
+    nodes: NodeTable,
+    found: Structures,
+    holds_link: np.ndarray,
+    scale: float,
+    story: np.ndarray | None = None,
 ) -> tuple[int, np.ndarray]:
     """The size of the largest list and every node inside a list: groups of at least
     :data:`LIST_ITEMS` repeated siblings that nearly all hold a link, no comment thread,
     whose items hold :data:`LIST_ITEM_CHARS` to :data:`LIST_ITEM_MAX_CHARS` on average.
     Products, forum topics and search results are such items without a headline-long
-    link (what teasers need); a menu's items are shorter, a page's sections longer."""
+    link (what teasers need); a menu's items are shorter, a page's sections longer. The
+    nodes of ``story`` (the path to the page's own headline) are no list items."""
     items = np.flatnonzero(found.group >= 0)
     if not items.size:
         return 0, np.zeros(len(nodes), dtype=bool)
@@ -420,6 +421,8 @@ def _lists(
     is_list &= (chars >= LIST_ITEM_CHARS * size) & (chars <= LIST_ITEM_MAX_CHARS * size)
     inside = np.zeros(len(nodes), dtype=bool)
     inside[items] = is_list[number]
+    if story is not None:  # the page's own story is no list item (see teaser_evidence)
+        inside &= ~story
     return int(size[is_list].max()) if is_list.any() else 0, nodes.with_descendants(inside)
 
 
@@ -474,26 +477,13 @@ def _page_signals(document: Document) -> tuple[bool, bool, bool, bool, bool, boo
     )
 
 
-def _headline_links(document: Document, scale: float) -> tuple[int, int, float]:
-    """Distinct pages the page links through headline-long link texts (at least
-    :data:`HEADLINE_LINK` scaled characters, so about 7 Chinese characters), how many of
-    them have an article's URL (a long number, a slug, a date path: see
-    :func:`url_shape`), and the text of those links as a share of the page's text.
-
-    A listing links many distinct articles, each through its headline; an article links a
-    few in a rail. Only the hrefs of headline-long links are read."""
-    nodes = document.nodes
+def _headline_share(nodes: NodeTable, scale: float) -> float:
+    """The text of the page's headline-long links (at least :data:`HEADLINE_LINK` scaled
+    characters, so about 7 Chinese characters) as a share of the page's text: a listing
+    links its items through their headlines, an article links a few in a rail."""
     total = float(nodes.chars[0]) if len(nodes) else 0.0
     headline = nodes.tag_mask(("a",)) & (nodes.chars * scale >= HEADLINE_LINK)
-    targets: set[str] = set()
-    chars = 0
-    for node in np.flatnonzero(headline).tolist():
-        href = (document.href(node) or "").strip()
-        if href and not href.startswith(("#", "javascript:", "mailto:")):
-            targets.add(href.split("#", 1)[0])
-            chars += int(nodes.chars[node])
-    articles = sum(1 for href in targets if _ARTICLE_HREF.search(href))
-    return len(targets), articles, chars / total if total else 0.0
+    return float(nodes.chars[headline].sum()) / total if total else 0.0
 
 
 def _own_headline(document: Document, scale: float) -> int:
@@ -501,7 +491,12 @@ def _own_headline(document: Document, scale: float) -> int:
     that the ``<title>`` contains (-1 where there is none; a site's logo is often an
     ``<h1>`` too)."""
     title = document.html_title.lower()
-    for node in np.flatnonzero(document.nodes.tag_mask(("h1",))).tolist():
+    nodes = document.nodes
+    # Only a headline-long h1 no longer than the title can count (reading a text scans
+    # the page's events).
+    fits = nodes.tag_mask(("h1",)) & (nodes.chars <= len(title))
+    fits &= nodes.chars * scale >= HEADLINE_LINK
+    for node in np.flatnonzero(fits).tolist():
         heading = document.raw_text(node).lower()
         if len(heading) * scale >= HEADLINE_LINK and heading in title:
             return node
@@ -512,13 +507,12 @@ def page_evidence(document: Document, labelling: Labelling) -> PageEvidence:
     """All the evidence of the module docstring for one page (vectorised over the node
     table; one XPath over the tree for the page's own signals)."""
     nodes = document.nodes
-    scale = text_scale(document)
+    scale = text_scale(document, labelling.text)
     total = int(nodes.chars[0]) if len(nodes) else 0
     own_headline = _own_headline(document, scale)
     teasers = teaser_evidence(document, labelling, scale, own_headline)
     paragraphs, share, block = _prose(nodes, scale) if total else (0, 0.0, 0.0)
     article, item, listing, website, published, paginated = _page_signals(document)
-    headline_targets, article_targets, headline_share = _headline_links(document, scale)
     return PageEvidence(
         net_text_length=labelling.content_chars - labelling.link_chars,
         text_scale=scale,
@@ -539,9 +533,7 @@ def page_evidence(document: Document, labelling: Labelling) -> PageEvidence:
         main_link_share=labelling.link_chars / labelling.content_chars
         if labelling.content_chars
         else 0.0,
-        headline_targets=headline_targets,
-        article_targets=article_targets,
-        headline_share=headline_share,
+        headline_share=_headline_share(nodes, scale),
     )
 
 
@@ -572,8 +564,10 @@ class OverviewModel:
 
     ``score = sigmoid(intercept + sum(weights * (x - means) / scales))``, a probability
     calibrated on the training pages; ``threshold`` (drop) and ``uncertain_threshold``
-    were chosen on the validation protocol (``benchmarks/overview.py``). ``metadata``
-    carries the training fingerprint and the validation figures, for people.
+    were chosen on the validation protocol (``benchmarks/overview.py``);
+    ``structure_threshold`` is what the page's structure alone must score for the page to
+    be dropped (see :meth:`judge`). ``metadata`` carries the training fingerprint and the
+    validation figures, for people.
     """
 
     features: tuple[str, ...]
@@ -583,6 +577,7 @@ class OverviewModel:
     intercept: float
     threshold: float
     uncertain_threshold: float
+    structure_threshold: float
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -595,6 +590,11 @@ class OverviewModel:
             raise ExtractionError(
                 f"the overview model's thresholds must satisfy 0 <= uncertain "
                 f"({self.uncertain_threshold}) <= drop ({self.threshold}) <= 1"
+            )
+        if not 0.0 <= self.structure_threshold <= 1.0:
+            raise ExtractionError(
+                f"the overview model's structure threshold ({self.structure_threshold}) "
+                "must lie in [0, 1]"
             )
 
     @classmethod
@@ -611,6 +611,8 @@ class OverviewModel:
             intercept=float(data["intercept"]),
             threshold=float(data["threshold"]),
             uncertain_threshold=float(data["uncertain_threshold"]),
+            # Files written before the structure threshold existed gated on the uncertain one.
+            structure_threshold=float(data.get("structure_threshold", data["uncertain_threshold"])),
             metadata=dict(data.get("metadata", {})),
         )
 
@@ -624,6 +626,7 @@ class OverviewModel:
             "intercept": self.intercept,
             "threshold": self.threshold,
             "uncertain_threshold": self.uncertain_threshold,
+            "structure_threshold": self.structure_threshold,
             "metadata": dict(self.metadata),
         }
 
@@ -674,7 +677,11 @@ class OverviewModel:
 
         The page's declarations and URL (:data:`SIGNALS`) are evidence, never decisive
         alone: a page is called overview only if its structure alone (those features at
-        their neutral value, absent) scores at least the uncertain threshold. And a
+        their neutral value, absent) scores at least ``structure_threshold`` (or the drop
+        threshold, if that is lower), the share of overview pages among the training
+        pages: the structure must itself make a listing more likely than a page taken at
+        random, the declarations and the URL can only tip such a page over the drop
+        threshold. And a
         listing has many items, not few characters: a page without any teaser or list
         structure (``teaser_share`` and ``list_share`` 0) is never called overview, however
         little prose it has. A
@@ -685,7 +692,7 @@ class OverviewModel:
         score = self.probability(x)
         structure = self.probability(np.where(self._signals, self._reference, x))
         code = (score >= uncertain).astype(np.int8)
-        listing = (score >= drop) & (structure >= uncertain)
+        listing = (score >= drop) & (structure >= min(self.structure_threshold, drop))
         if self._listed:
             listing &= (x[..., list(self._listed)] > 0).any(axis=-1)
         code[listing] = 2
@@ -732,12 +739,9 @@ _REASONS: Mapping[str, str] = {
     "url_home": "the URL is a home page",
     "url_listing": "the URL is a listing's",
     "url_article": "the URL is an article's",
-    "headline_targets": "links {headline_targets} pages through headlines",
-    "article_targets": "links {article_targets} article URLs through headlines",
     "headline_share": "headline links hold {headline_share:.0%} of the text",
-    "headlines_over_prose": "headline links hold {headlines_over_prose:.0%} of the text beside the prose",
-    "declared_article_listing": "declares an article but headline links hold "
-    "{headlines_over_prose:.0%} of the text beside the prose",
+    "headlines_over_prose": "headline links hold {headlines_over_prose:.0%} of the text "
+    "beside the prose",
 }
 
 
