@@ -93,7 +93,7 @@ MODEL_FEATURES = (
     "prose_paragraphs", "prose_share", "prose_block",
     "title_repeats_heading", "declares_article", "declares_item", "declares_listing",
     "og_website", "published_time", "url_home", "url_listing", "url_article",
-    "headlines_over_prose",
+    "headlines_over_prose", "declared_without_headline",
 )  # fmt: skip
 #: TextSweeper's minimum net text length where it is not tuned (the detector's default).
 NET_TEXT_MINIMUM = OverviewDetector().min_net_text_length

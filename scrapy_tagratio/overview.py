@@ -302,6 +302,9 @@ class PageEvidence(TeaserEvidence):
             "url_article": float(self.url_shape == "article"),
             "headline_share": self.headline_share,
             "headlines_over_prose": self.headlines_over_prose,
+            "declared_without_headline": float(
+                self.declares_article and not self.title_repeats_heading
+            ),
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -329,7 +332,7 @@ FEATURES = (
     "prose_paragraphs", "prose_share", "prose_block",
     "title_repeats_heading", "declares_article", "declares_item", "declares_listing",
     "og_website", "published_time", "paginated", "url_home", "url_listing", "url_article",
-    "headline_share", "headlines_over_prose",
+    "headline_share", "headlines_over_prose", "declared_without_headline",
 )  # fmt: skip
 
 
@@ -542,6 +545,7 @@ FLAGS = frozenset(
     {
         "title_repeats_heading", "declares_article", "declares_item", "declares_listing",
         "og_website", "published_time", "paginated", "url_home", "url_listing", "url_article",
+        "declared_without_headline",
     }
 )  # fmt: skip
 #: The page's declarations and its URL: evidence, never decisive alone (see
@@ -550,6 +554,7 @@ SIGNALS = frozenset(
     {
         "declares_article", "declares_item", "declares_listing", "og_website",
         "published_time", "paginated", "url_home", "url_listing", "url_article",
+        "declared_without_headline",
     }
 )  # fmt: skip
 #: The shipped model, written by ``python -m benchmarks.overview --fit``.
@@ -740,6 +745,7 @@ _REASONS: Mapping[str, str] = {
     "url_listing": "the URL is a listing's",
     "url_article": "the URL is an article's",
     "headline_share": "headline links hold {headline_share:.0%} of the text",
+    "declared_without_headline": "declares an article but its title repeats no h1",
     "headlines_over_prose": "headline links hold {headlines_over_prose:.0%} of the text "
     "beside the prose",
 }

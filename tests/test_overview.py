@@ -296,6 +296,21 @@ def test_declared_types_move_the_score_their_way() -> None:
     assert as_article < plain < as_listing
 
 
+
+def test_an_article_declaration_without_the_pages_own_headline() -> None:
+    """Sites that declare ``og:type=article`` on every page, listings included: the
+    declaration of a page whose title repeats no ``<h1>`` is a separate feature, so the
+    model weighs it apart from an article's (it carries both)."""
+    declared = jsonld('{"@type": "NewsArticle"}')
+    front = evidence_of(front_page().replace("</title>", "</title>" + declared))
+    article = evidence_of(article_page(head=declared))
+    plain = evidence_of(front_page())
+    assert front.declares_article and not front.title_repeats_heading
+    assert front.features(500)["declared_without_headline"] == 1.0
+    assert article.declares_article and article.title_repeats_heading
+    assert article.features(500)["declared_without_headline"] == 0.0
+    assert plain.features(500)["declared_without_headline"] == 0.0
+
 # ---------------------------------------------------------------------- URL shape
 @pytest.mark.parametrize(
     ("url", "shape"),
