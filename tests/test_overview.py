@@ -296,7 +296,6 @@ def test_declared_types_move_the_score_their_way() -> None:
     assert as_article < plain < as_listing
 
 
-
 def test_an_article_declaration_without_the_pages_own_headline() -> None:
     """Sites that declare ``og:type=article`` on every page, listings included: the
     declaration of a page whose title repeats no ``<h1>`` is a separate feature, so the
@@ -310,6 +309,7 @@ def test_an_article_declaration_without_the_pages_own_headline() -> None:
     assert article.declares_article and article.title_repeats_heading
     assert article.features(500)["declared_without_headline"] == 0.0
     assert plain.features(500)["declared_without_headline"] == 0.0
+
 
 # ---------------------------------------------------------------------- URL shape
 @pytest.mark.parametrize(
