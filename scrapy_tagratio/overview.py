@@ -678,25 +678,36 @@ class OverviewModel:
         self, x: np.ndarray, drop: float | None = None, uncertain: float | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
         """Per row of ``x``: the probability and the verdict code (2 overview, 1 uncertain,
-        0 content) at the thresholds given (the model's by default).
+        0 content) at the thresholds given (the model's by default)."""
+        return self.decide(x, *self.contributions(x), drop, uncertain)
+
+    def decide(
+        self,
+        x: np.ndarray,
+        base: float,
+        contributions: np.ndarray,
+        drop: float | None = None,
+        uncertain: float | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`judge` from the rows' :meth:`contributions` (``base``, ``contributions``).
 
         The page's declarations and URL (:data:`SIGNALS`) are evidence, never decisive
         alone: a page is called overview only if its structure alone (those features at
-        their neutral value, absent) scores at least ``structure_threshold`` (or the drop
-        threshold, if that is lower), the share of overview pages among the training
-        pages: the structure must itself make a listing more likely than a page taken at
-        random, the declarations and the URL can only tip such a page over the drop
-        threshold. And a
-        listing has many items, not few characters: a page without any teaser or list
-        structure (``teaser_share`` and ``list_share`` 0) is never called overview, however
-        little prose it has. A
-        page over the drop threshold that fails either test is uncertain.
+        their neutral value, absent: their contributions left out) scores at least
+        ``structure_threshold`` (or the drop threshold, if that is lower), the share of
+        overview pages among the training pages. The structure must itself make a
+        listing more likely than a page taken at random; the declarations and the URL can
+        only tip such a page over the drop threshold. And a listing has many items, not
+        few characters: a page without any teaser or list structure (``teaser_share`` and
+        ``list_share`` 0) is never called overview, however little prose it has. A page
+        over the drop threshold that fails either test is uncertain.
         """
         drop = self.threshold if drop is None else drop
         uncertain = min(self.uncertain_threshold, drop) if uncertain is None else uncertain
-        score = self.probability(x)
-        structure = self.probability(np.where(self._signals, self._reference, x))
-        code = (score >= uncertain).astype(np.int8)
+        score = 1.0 / (1.0 + np.exp(-(base + contributions.sum(axis=-1))))
+        structural = np.where(self._signals, 0.0, contributions).sum(axis=-1)
+        structure = 1.0 / (1.0 + np.exp(-(base + structural)))
+        code = np.asarray(score >= uncertain, dtype=np.int8)
         listing = (score >= drop) & (structure >= min(self.structure_threshold, drop))
         if self._listed:
             listing &= (x[..., list(self._listed)] > 0).any(axis=-1)
@@ -850,9 +861,10 @@ class OverviewDetector:
         model = self.model or shipped_model()
         evidence = page_evidence(document, labelling)
         x = model.vector(evidence, self.min_net_text_length)
-        scores, codes = model.judge(x[None, :], *self.thresholds)
+        base, contributions = model.contributions(x)
+        scores, codes = model.decide(x[None, :], base, contributions[None, :], *self.thresholds)
         verdict = VERDICTS[int(codes[0])]
-        reasons = explain(model, evidence, model.contributions(x)[1], verdict)
+        reasons = explain(model, evidence, contributions, verdict)
         return OverviewVerdict(verdict == "overview", float(scores[0]), reasons, verdict)
 
 
