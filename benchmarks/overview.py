@@ -15,8 +15,11 @@ site-grouped inner folds (:func:`~benchmarks.protocol.inner_folds`) choose the L
 log-loss) and the two thresholds from out-of-fold probabilities: the drop threshold is the
 lowest score at which at most :data:`DROP_RATE` of the training pages that
 are not overview pages would be dropped, with and without their URL; the uncertain threshold
-the lowest at which at most :data:`UNCERTAIN_RATE` would be dropped or tagged. Nothing
-reported is scored by a model or threshold its own pages helped choose.
+the lowest at which at most :data:`UNCERTAIN_RATE` would be dropped or tagged; the
+structure threshold (what the page's structure alone must score, see
+:meth:`~scrapy_tagratio.overview.OverviewModel.decide`) is the share of overview pages among
+the training pages. Nothing reported is scored by a model or threshold its own pages helped
+choose.
 
 Printed, in one run:
 
