@@ -12,7 +12,11 @@ page's set:
   a ``without`` snippet, none otherwise (most blocks);
 * the full-text sets: the share of the block's word 4-grams (a block of fewer than four
   words: its whole word sequence) found among the gold text's; 1 from :data:`GOLD_SHARE`
-  on, else 0.
+  on, else 0;
+* a labelled block of a comment thread beside an article (feature
+  ``thread_beside_article``) is 0 whatever its set's gold says: the default drops such
+  threads by rule (``scrapy_tagratio.algorithms.tagratio``), and the sets' gold disagrees
+  on them.
 
 Each page weighs one in all (its labelled blocks share the weight by their words), so long
 pages and the largest set do not drown the others. The learner is scikit-learn's
@@ -57,7 +61,12 @@ from typing import Any
 import numpy as np
 from sklearn.ensemble import HistGradientBoostingClassifier
 
-from scrapy_tagratio.algorithms.tagratio import FEATURES, MODEL_NAME, block_features
+from scrapy_tagratio.algorithms.tagratio import (
+    FEATURES,
+    MODEL_NAME,
+    block_features,
+    content_probability,
+)
 from scrapy_tagratio.algorithms.trees import MODEL_VERSION, BoostedTrees
 from scrapy_tagratio.document import Document
 
@@ -96,6 +105,7 @@ PARAMS: dict[str, Any] = {
     "l2_regularization": 1.0,
     "random_state": 0,
 }
+_BESIDE_ARTICLE = FEATURES.index("thread_beside_article")
 PACKAGE = Path(__file__).resolve().parents[1] / "scrapy_tagratio"
 MODEL_PATH = PACKAGE / "models" / f"{MODEL_NAME}.json"
 
@@ -162,6 +172,7 @@ def page_blocks(page: protocol.ProtocolPage) -> PageBlocks:
     else:
         labels, words = _full_text_labels(texts, record["body"])
         gold = record["body"]
+    labels[(labels >= 0) & (features[:, _BESIDE_ARTICLE] > 0)] = 0
     weights = np.where(labels >= 0, np.maximum(words, 1.0), 0.0)
     weights /= max(weights.sum(), 1e-9)
     return PageBlocks(
@@ -314,7 +325,7 @@ def scores_by_set(
 
 
 def predict(model: BoostedTrees, pages: Sequence[PageBlocks]) -> list[np.ndarray]:
-    return [model.probability(p.features.astype(np.float64)) for p in pages]
+    return [content_probability(model, p.features.astype(np.float64)) for p in pages]
 
 
 def inner_folds(
