@@ -54,6 +54,7 @@ __all__ = [
     "READERS",
     "PageAttributes",
     "PageEvents",
+    "active_kernel",
     "kernel_status",
     "parse_html",
     "parser_input",
@@ -147,6 +148,13 @@ _KERNEL, _KERNEL_STATUS = _load_kernel()
 def kernel_status() -> tuple[bool, str]:
     """Whether the compiled kernel can read pages here, and why (not)."""
     return _KERNEL is not None, _KERNEL_STATUS
+
+
+def active_kernel() -> ModuleType | None:
+    """The compiled kernel when pages are read by it (:data:`DEFAULT_READER` is
+    ``"kernel"``), else None: its other loops (``collapsed_lengths``) serve the same pages,
+    and the pure path (``TAGRATIO_READER=target``) stays pure Python throughout."""
+    return _KERNEL if DEFAULT_READER == "kernel" else None
 
 
 def _read_kernel(text: str, check_deadline: Callable[[], None]) -> PageEvents:
