@@ -454,7 +454,8 @@ def _hidden_to_skip(page: PageEvents, body: int) -> list[int]:
 def _body(page: PageEvents) -> int:
     """The ``<body>`` element: the root's child (as ``find("body")``), else the first one,
     else the root (fragments, framesets)."""
-    tags, bodies = page.tags, []
+    tags = page.tags
+    bodies: list[int] = []
     for _ in range(tags.count("body")):  # C scans of the list, not a Python loop
         bodies.append(tags.index("body", bodies[-1] + 1 if bodies else 0))
     children = [i for i in bodies if page.parent[i] == 0]
