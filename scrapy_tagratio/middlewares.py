@@ -30,7 +30,8 @@ Stats are integers (scrapy-redis's ``RedisStatsCollector`` adds them up in Redis
   ``tagratio/overview_uncertain`` (pages between the overview detector's two thresholds:
   items kept, ``overview_verdict`` "uncertain" in their scores);
 * ``tagratio/items_annotated``, ``tagratio/items_with_error``, ``tagratio/items_dropped``,
-  ``tagratio/items_unannotated`` (declared item class without the fields);
+  ``tagratio/items_partly_annotated`` (declared item class with some of the fields: those
+  are set), ``tagratio/items_unannotated`` (declared item class with none of them);
 * ``tagratio/skipped/<why>``: ``non_html``, ``disabled`` (per request), ``http_<status>``
   (a status not extracted), and the resource limits ``too_large`` and ``time_budget``;
 * ``tagratio/errors/<kind>``: ``not_html`` (binary served as HTML), ``extraction``,
@@ -215,10 +216,11 @@ def annotate(
     """Set the text and scores fields of ``item`` from ``extraction``, or record ``error``
     (text ``None``, the error inside the scores) so the item goes on.
 
-    Returns the fields the item's declared class lacks; then nothing is set.
+    A declared item class gets the fields it declares; returns those it lacks (all of
+    them: the item is left as it is).
     """
     missing = missing_fields(type(item), settings.item_fields)
-    if missing:
+    if len(missing) == len(settings.item_fields):
         return missing
     adapter = ItemAdapter(item)
     if extraction is None:
@@ -246,8 +248,9 @@ def annotate(
             settings.metadata_field or "": metadata,
         }
     for field in settings.item_fields:
-        adapter[field] = values[field]
-    return ()
+        if field not in missing:
+            adapter[field] = values[field]
+    return missing
 
 
 def _formatted_text(extraction: Extraction, text_format: str) -> str:
@@ -278,15 +281,18 @@ def attach(
     extraction: Extraction | None,
     error: dict[str, str] | None = None,
 ) -> None:
-    """:func:`annotate` and count the item; an item whose class lacks the fields goes on
-    unchanged, counted in ``tagratio/items_unannotated``, its class named in one WARNING."""
+    """:func:`annotate` and count the item. An item whose class lacks some of the fields
+    gets the others (``tagratio/items_partly_annotated``); one that lacks them all goes
+    on unchanged (``tagratio/items_unannotated``); either way one WARNING per class names
+    the missing fields and the settings that name them."""
     missing = annotate(item, settings, extraction, error)
     if not missing:
         stats.inc_value(
             "tagratio/items_annotated" if extraction is not None else "tagratio/items_with_error"
         )
         return
-    stats.inc_value("tagratio/items_unannotated")
+    partly = len(missing) < len(settings.item_fields)
+    stats.inc_value("tagratio/items_partly_annotated" if partly else "tagratio/items_unannotated")
     item_class = type(item)
     if item_class in state.warned:
         return
@@ -297,19 +303,23 @@ def attach(
         settings.html_field: "TAGRATIO_HTML_FIELD",
         settings.metadata_field or "": "TAGRATIO_METADATA_FIELD",
     }
+    given = [field for field in settings.item_fields if field not in missing]
     logger.warning(
-        "Items of class %s.%s pass without the main text and scores: the class has no "
-        "field %s. Declare %s (e.g. %s = scrapy.Field(), or a dataclass/attrs/pydantic "
-        "field defaulting to None), or set %s to fields it has, or to '' to leave them "
-        "out (the callback still finds the extraction in response.meta[%r]). Counted in "
-        "tagratio/items_unannotated.",
+        "Items of class %s.%s pass %s: the class has no field %s. Declare %s (e.g. %s = "
+        "scrapy.Field(), or a dataclass/attrs/pydantic field defaulting to None), or set %s "
+        "to fields it has, or to '' to leave them out (the callback still finds the "
+        "extraction in response.meta[%r]). Counted in %s.",
         item_class.__module__,
         item_class.__qualname__,
+        f"with {', '.join(map(repr, given))} only"
+        if partly
+        else "without the main text and scores",
         ", ".join(map(repr, missing)),
         "them" if len(missing) > 1 else "it",
         missing[0],
         " / ".join(setting_of[field] for field in missing),
         EXTRACTION_META,
+        "tagratio/items_partly_annotated" if partly else "tagratio/items_unannotated",
     )
 
 
