@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
-"""The compiled half of :mod:`scrapy_tagratio.readers.kernel`: one walk over an lxml tree in C.
+"""The compiled half of :mod:`scrapy_tagratio.reader`: one walk over an lxml tree in C.
 
-It gives a :class:`~scrapy_tagratio.readers.target._Recorder` exactly what lxml's parser
+It gives an :class:`~scrapy_tagratio.events._Recorder` exactly what lxml's parser
 target would have called it with (start tags with their attributes, runs of text, end
 tags), in document order, without one Python call per event: the tree is read through
 lxml's public C API (``lxml/includes/etreepublic.pxd``) and libxml2's node structs
@@ -10,11 +10,14 @@ lxml's public C API (``lxml/includes/etreepublic.pxd``) and libxml2's node struc
 Built against one lxml and one libxml2; :data:`BUILT_AGAINST` says which, and the Python
 side refuses the kernel when the running versions differ (the structs and the C API are
 what the module was compiled for only then).
+
+:func:`collapsed_lengths` counts the node table's characters (runs of text with their
+white space collapsed) in C for the pages this kernel reads.
 """
 
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_FromStringAndSize, PyByteArray_Resize
 from cpython.bytes cimport PyBytes_FromStringAndSize
-from cpython.mem cimport PyMem_Free, PyMem_Realloc
+from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from libc.stdint cimport int32_t, int64_t
 from cpython.unicode cimport Py_UNICODE_ISSPACE, PyUnicode_DecodeUTF8
 from libc.string cimport memcpy, strlen
@@ -118,17 +121,23 @@ cdef class _Codes:
     cdef Py_ssize_t size, capacity
 
     def __cinit__(self):
-        self.capacity = 256
-        self.keys = <const void**>PyMem_Realloc(NULL, self.capacity * sizeof(void*))
-        self.values = <int32_t*>PyMem_Realloc(NULL, self.capacity * sizeof(int32_t))
-        if self.keys is NULL or self.values is NULL:
-            raise MemoryError()
-        for i in range(self.capacity):
-            self.keys[i] = NULL
+        self._allocate(256)
 
     def __dealloc__(self):
         PyMem_Free(self.keys)
         PyMem_Free(self.values)
+
+    cdef int _allocate(self, Py_ssize_t capacity) except -1:
+        """Empty slots for ``capacity`` names (any arrays held before are the caller's)."""
+        cdef Py_ssize_t i
+        self.keys = <const void**>PyMem_Malloc(capacity * sizeof(void*))
+        self.values = <int32_t*>PyMem_Malloc(capacity * sizeof(int32_t))
+        if self.keys is NULL or self.values is NULL:
+            raise MemoryError()
+        self.capacity, self.size = capacity, 0
+        for i in range(capacity):
+            self.keys[i] = NULL
+        return 0
 
     cdef inline int32_t get(self, const void* key):
         """The code of ``key``, -1 if it has none yet."""
@@ -146,14 +155,7 @@ cdef class _Codes:
         cdef Py_ssize_t old_capacity = self.capacity, i
         cdef size_t mask, slot
         if 2 * (self.size + 1) > self.capacity:  # grow: rehash into twice the slots
-            self.capacity *= 2
-            self.keys = <const void**>PyMem_Realloc(NULL, self.capacity * sizeof(void*))
-            self.values = <int32_t*>PyMem_Realloc(NULL, self.capacity * sizeof(int32_t))
-            if self.keys is NULL or self.values is NULL:
-                raise MemoryError()
-            for i in range(self.capacity):
-                self.keys[i] = NULL
-            self.size = 0
+            self._allocate(2 * old_capacity)
             for i in range(old_capacity):
                 if old_keys[i] is not NULL:
                     self.put(old_keys[i], old_values[i])
@@ -243,10 +245,12 @@ def walk(
     ``signal_attributes`` or a tag in ``signal_elements``, every ``batch`` of them
     (``recorder.check_deadline`` between batches).
 
-    ``tag_names`` and ``hint_names`` map lxml's tag and the raw hint string to the shared,
-    lower-cased strings the recorder keeps. ``recorder.shape`` gets the tree's shape (as
-    ``events._shape`` would derive it from the events, int32 bytes). Returns the deepest
-    element's depth (libxml2's tree stops nesting at a cap; the caller compares).
+    ``tag_names`` maps lxml's tag to the shared, lower-cased name the recorder keeps;
+    hints are lower-cased here (:func:`_hint`, shared across pages by their raw bytes),
+    through ``hint_names`` only for values lxml has to assemble. ``recorder.shape`` gets
+    the tree's shape (as ``events._shape`` would derive it from the events, int32 bytes).
+    Returns the deepest element's depth (libxml2's tree stops nesting at a cap; the caller
+    compares).
 
     Per element the loop touches Python only to append its tag and, when it has
     attributes, its hint (looked up by its raw bytes); names are coded by pointer in C
