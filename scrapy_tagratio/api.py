@@ -10,6 +10,7 @@ from .algorithms import DEFAULT_ALGORITHM, get_algorithm
 from .algorithms.base import Algorithm, bad_parameter
 from .document import Document
 from .formats import markdown_of
+from .headline import without_leading_headline
 from .metadata import read_metadata
 from .overview import OverviewDetector
 from .result import Extraction
@@ -122,13 +123,16 @@ def extract(
         else None
     )
     title = found.headline if found is not None else document.title
+    # The text outputs leave out the headline, which ``title`` holds (headline.py).
+    output = without_leading_headline(document, labelling, title)
+    content = output.content_nodes
     if site_memory is not None and site is not None and not held and verdict.verdict == "content":
         site_memory.record_headline(site, title)
     total = labelling.total_chars
     return Extraction(
-        text=labelling.text,
+        text=output.text,
         html=document.html_of(content) if with_html and content is not None else None,
-        markdown=(markdown_of(document, content) if content is not None else labelling.text)
+        markdown=(markdown_of(document, content) if content is not None else output.text)
         if with_markdown
         else None,
         title=title,

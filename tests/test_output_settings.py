@@ -126,8 +126,9 @@ def test_crawled_items_carry_metadata_and_the_chosen_format(
         for metadata in (default["tagratio"]["metadata"], markdown["meta"]):
             assert {key: metadata[key] for key in says} == says
         assert "metadata" not in markdown["tagratio"]
-        assert default["main_text"].startswith(says["headline"] + "\n")
-        assert markdown["main_text"].startswith(f"# {says['headline']}\n\n")
+        # The headline is in the metadata, and no format repeats it at the text's head.
+        assert not default["main_text"].startswith(says["headline"])
+        assert not markdown["main_text"].startswith(f"# {says['headline']}")
         assert plain["main_text"].startswith("<")
-        assert f"<h1>{says['headline']}</h1>" in plain["main_text"]
+        assert "<h1>" not in plain["main_text"] and "<p>" in plain["main_text"]
         assert "metadata" not in plain["tagratio"]

@@ -533,7 +533,7 @@ def test_example_project_crawl(tmp_path: Path) -> None:
         assert item["tagratio"]["is_overview"] is False
         # The project asks for Markdown; the metadata rides in the scores.
         headline = html.unescape(re.search(r"<h1>(.*?)</h1>", page.read_text()).group(1))  # type: ignore[union-attr]
-        assert item["main_text"].startswith(f"# {headline}\n\n")
+        assert headline not in item["main_text"]  # the headline is the metadata's
         assert item["tagratio"]["metadata"]["headline"] == headline
         assert item["tagratio"]["metadata"]["language"] == "en"
     # No item from the home page or the section fronts (the links to every article were
@@ -811,9 +811,8 @@ def test_declared_item_class_without_the_fields_loses_no_item_and_gets_what_it_d
     assert text_only["tagratio/items_annotated"] >= len(ARTICLES)
     # Left on, the class still gets the text it declares; the warning names what it lacks.
     partly = results["text-only-default"]
-    # (The same pages get text; the texts may differ where the site memory saw the pages
-    # in another order.)
-    assert {i["url"] for i in partly.items if i["main_text"]} == {i["url"] for i in articles}
+    article_urls = {site.url("/" + page.relative_to(SITE).as_posix()) for page in ARTICLES}
+    assert article_urls <= {i["url"] for i in partly.items if i["main_text"]}
     partly_dropped = partly.stats.get("item_dropped_reasons_count/OverviewPageDropped", 0)
     assert partly.stats["tagratio/items_partly_annotated"] == len(partly.items) + partly_dropped
     assert "tagratio/items_unannotated" not in partly.stats

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import pickle
 import random
+import re
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
@@ -48,12 +49,21 @@ WORDS = [
 BRIEFING = "Sign up to our morning briefing"
 
 
-def article(number: int, paragraphs: list[str] | None = None) -> str:
+def paragraphs_of(number: int) -> list[str]:
+    """Article ``number``'s own paragraphs: random words, the same on every call."""
     rng = random.Random(number)
+    return [" ".join(rng.choice(WORDS) for _ in range(40)).capitalize() + "." for _ in range(5)]
+
+
+def has_its_article(item: dict[str, Any]) -> bool:
+    """Whether a crawled item of article ``/a/<number>.html`` holds that article's text."""
+    number = int(re.search(r"/a/(\d+)", item["url"]).group(1))  # type: ignore[union-attr]
+    return all(paragraph in item["main_text"] for paragraph in paragraphs_of(number))
+
+
+def article(number: int, paragraphs: list[str] | None = None) -> str:
     if paragraphs is None:
-        paragraphs = [
-            " ".join(rng.choice(WORDS) for _ in range(40)).capitalize() + "." for _ in range(5)
-        ]
+        paragraphs = paragraphs_of(number)
     title = f"Story {number} about the {WORDS[number % len(WORDS)]}"
     return PAGE.format(title=title, paragraphs="".join(f"<p>{p}</p>" for p in paragraphs))
 
@@ -68,7 +78,7 @@ def test_a_box_repeated_on_the_site_is_left_out_from_the_second_page(algorithm: 
     second = extract(article(1), url="https://example.org/a/1", site_memory=memory,
                      algorithm=algorithm)  # fmt: skip
     assert BRIEFING not in second.text
-    assert "Story 1 about the" in second.text  # the article's own text stays
+    assert paragraphs_of(1)[0] in second.text  # the article's own text stays
     assert second.template_chars >= len(BRIEFING)
     template = [b for b in second.blocks if b.is_template]
     assert template and not any(b.is_content for b in template)
@@ -314,7 +324,7 @@ def test_a_crawl_learns_the_sites_template(
     for name, result in results.items():
         assert result.error is None, name
         assert len(result.items) == ARTICLES, name
-        assert all("Story" in item["main_text"] for item in result.items), name
+        assert all(map(has_its_article, result.items)), name
     with_box = {
         name: sum(BRIEFING in item["main_text"] for item in result.items)
         for name, result in results.items()
@@ -369,7 +379,7 @@ def test_holding_a_sites_first_pages_removes_the_template_from_them_too(
     for name, result in results.items():
         assert result.error is None, name
         assert len(result.items) == ARTICLES, name
-        assert all("Story" in item["main_text"] for item in result.items), name
+        assert all(map(has_its_article, result.items)), name
     with_box = {
         name: sum(BRIEFING in item["main_text"] for item in result.items)
         for name, result in results.items()
@@ -416,7 +426,7 @@ def test_held_items_are_never_lost_when_the_crawl_ends_early_or_the_site_is_smal
     articles = closed.stats["response_received_count"] - 1  # the index has no item
     assert articles >= 2
     assert len(closed.items) == articles
-    assert all("Story" in item["main_text"] for item in closed.items)
+    assert all(map(has_its_article, closed.items))
     assert closed.stats["tagratio/site_memory/released/closing"] >= 1
     small = results["small_site"]
     assert small.error is None
