@@ -38,7 +38,7 @@ from .decoding import _decode, _refuse_binary, decode_html
 from .errors import ExtractionError
 from .events import EVENT_CLOSE, EVENT_OPEN, EVENT_TEXT, KEPT_ATTRIBUTES, PageEvents
 from .nodetable import NodeTable, _subtree_mask, _subtree_sum
-from .reader import parse_html, parser_input, read_page
+from .reader import active_kernel, parse_html, parser_input, read_page
 from .source import SourceView, normalise_text, source_view, span_run_lengths, strip_tags
 
 # The names algorithms and users import from here, wherever they are defined now.
@@ -76,6 +76,16 @@ def _collapse_pieces(pieces: list[str]) -> list[str]:
     by C string methods over all pieces at once: joined between markers (not white
     space, in no lxml text), collapsed, split at the markers."""
     return " ".join(_BREAK.join(("", *pieces, "")).split()).split(_BREAK)[1:-1]
+
+
+def _piece_lengths(texts: list[str], pieces: np.ndarray) -> np.ndarray:
+    """Per index in ``pieces``, ``len(" ".join(texts[i].split()))``: one C loop over the
+    characters with the compiled kernel (:func:`~.reader.active_kernel`), else
+    :func:`_collapsed_lengths`; the same figures (white space is ``str.isspace``'s)."""
+    kernel = active_kernel()
+    if kernel is not None:
+        return np.frombuffer(kernel.collapsed_lengths(texts, pieces.tolist()), dtype=np.int64)
+    return _collapsed_lengths([texts[i] for i in pieces.tolist()])
 
 
 def _collapsed_lengths(pieces: list[str]) -> np.ndarray:
@@ -217,7 +227,7 @@ class Document:
         is_text = kinds == EVENT_TEXT
         text_piece, text_owner = piece[is_text], owners[is_text]
         piece_chars = np.zeros(len(page.texts) + 1, dtype=np.int64)  # the last: the marker
-        piece_chars[text_piece] = _collapsed_lengths([page.texts[i] for i in text_piece.tolist()])
+        piece_chars[text_piece] = _piece_lengths(page.texts, text_piece)
         chars = piece_chars[text_piece]
         own = np.bincount(text_owner, weights=chars, minlength=m).astype(np.int32)
         own_link = np.bincount(
@@ -444,7 +454,10 @@ def _hidden_to_skip(page: PageEvents, body: int) -> list[int]:
 def _body(page: PageEvents) -> int:
     """The ``<body>`` element: the root's child (as ``find("body")``), else the first one,
     else the root (fragments, framesets)."""
-    bodies = [i for i, tag in enumerate(page.tags) if tag == "body"]
+    tags = page.tags
+    bodies: list[int] = []
+    for _ in range(tags.count("body")):  # C scans of the list, not a Python loop
+        bodies.append(tags.index("body", bodies[-1] + 1 if bodies else 0))
     children = [i for i in bodies if page.parent[i] == 0]
     return (children or bodies or [0])[0]
 

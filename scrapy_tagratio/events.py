@@ -14,6 +14,7 @@ import re
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -149,16 +150,34 @@ class PageEvents:
     def __len__(self) -> int:
         return len(self.tags)
 
+    @cached_property
+    def _spans(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per element, the events of its opening and of its closing: the events of its
+        subtree lie between them, so a text query reads that range, not every event."""
+        opening = np.flatnonzero(self.kinds == EVENT_OPEN)
+        closes = np.flatnonzero(self.kinds == EVENT_CLOSE)
+        closing = np.empty(len(self.tags), dtype=np.int64)
+        closing[self.nodes[closes]] = closes
+        return opening, closing
+
+    def _runs(self, element: int) -> tuple[np.ndarray, np.ndarray]:
+        """The runs of text in ``element``'s subtree (indices into ``texts``) and the
+        element each is directly in, in document order."""
+        opening, closing = self._spans
+        start, stop = int(opening[element]), int(closing[element])
+        pieces = self.pieces[start:stop]
+        text = pieces >= 0
+        return pieces[text], self.nodes[start:stop][text]
+
     def own_text(self, element: int) -> str:
         """The text directly in ``element`` (its text and its children's tails), raw."""
-        runs = self.pieces[(self.kinds == EVENT_TEXT) & (self.nodes == element)].tolist()
-        return "".join(self.texts[i] for i in runs)
+        runs, owners = self._runs(element)
+        return "".join(self.texts[i] for i in runs[owners == element].tolist())
 
     def text_under(self, element: int) -> str:
         """All text inside ``element``, its descendants' too (hidden text included, script
         and style code not kept), white space collapsed."""
-        inside = (self.nodes >= element) & (self.nodes < self.end[element])
-        runs = self.pieces[(self.kinds == EVENT_TEXT) & inside].tolist()
+        runs = self._runs(element)[0].tolist()
         return " ".join("".join(self.texts[i] for i in runs).split())
 
 

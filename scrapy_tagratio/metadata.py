@@ -119,7 +119,22 @@ _ARTICLE_TYPES = frozenset(
     ]
 )
 _PAGE_TYPES = frozenset({"webpage", "itempage", "aboutpage", "profilepage", "collectionpage"})
-_JSON_COMMENTS = re.compile(r"^\s*(?://\s*)?(?:<!\[CDATA\[|<!--)|(?://\s*)?(?:\]\]>|-->)\s*$")
+#: What may wrap a JSON-LD script's JSON: a CDATA section or an HTML comment, each mark
+#: maybe behind a ``//`` (a script comment), at the start of the source.
+_JSON_OPENING = re.compile(r"\s*(?://\s*)?(?:<!\[CDATA\[|<!--)")
+_JSON_CLOSINGS = ("]]>", "-->")
+
+
+def _json_source(text: str) -> str:
+    """The JSON of a JSON-LD script: without a CDATA or comment mark at its start and
+    at its end (each maybe behind ``//``), stripped. Only the two ends are looked at: a
+    pattern searched through the whole source cost more than parsing the JSON."""
+    opening = _JSON_OPENING.match(text)
+    text = (text[opening.end() :] if opening else text).rstrip()
+    if text.endswith(_JSON_CLOSINGS):
+        text = text[:-3].rstrip()
+        text = text[:-2] if text.endswith("//") else text
+    return text.strip()
 
 
 def _json_ld_nodes(page: PageEvents) -> list[dict[str, Any]]:
@@ -127,7 +142,7 @@ def _json_ld_nodes(page: PageEvents) -> list[dict[str, Any]]:
     in document order; unreadable scripts are skipped."""
     nodes: list[dict[str, Any]] = []
     for script in page.attributes.json_ld:
-        source = _JSON_COMMENTS.sub("", page.own_text(script)).strip()
+        source = _json_source(page.own_text(script))
         if not source:
             continue
         try:
@@ -358,12 +373,13 @@ class _Article:
         tags = page.tags[start:stop]
         flagged = np.fromiter(map(_OFF_ARTICLE_TAGS.__contains__, tags), bool, len(tags))
         hints = page.hints[start:stop]
-        for offset in np.flatnonzero(hints.astype(bool)).tolist():
-            flagged[offset] = flagged[offset] or bool(_OFF_ARTICLE.search(hints[offset]))
+        off = {hint: bool(_OFF_ARTICLE.search(hint)) for hint in set(hints.tolist()) - {""}}
+        off[""] = False  # one search per distinct hint: they repeat (list items, cards)
+        flagged |= np.fromiter(map(off.__getitem__, hints.tolist()), bool, len(hints))
         first = np.flatnonzero(flagged)
-        marks = np.zeros(stop - start + 1, dtype=np.int64)
-        np.add.at(marks, first, 1)
-        np.add.at(marks, np.minimum(page.end[first + start], stop) - start, -1)
+        size = stop - start + 1
+        ends = np.minimum(page.end[first + start], stop) - start
+        marks = np.bincount(first, minlength=size) - np.bincount(ends, minlength=size)
         return np.cumsum(marks[:-1]) > 0
 
 

@@ -103,17 +103,9 @@ class NodeTable:
         return _subtree_sum(self.end, values)
 
     def with_ancestors(self, mask: np.ndarray) -> np.ndarray:
-        """``mask`` widened to every ancestor of a marked element."""
-        out = mask.copy()
-        frontier = np.flatnonzero(mask)
-        parent = self.parent
-        while frontier.size:
-            up = parent[frontier]
-            up = up[(up >= 0) & ~out[np.maximum(up, 0)]]
-            up = np.unique(up)
-            out[up] = True
-            frontier = up
-        return out
+        """``mask`` widened to every ancestor of a marked element: the nodes whose subtree
+        ``[i, end[i])`` holds a marked node, by one prefix count (no walk up the tree)."""
+        return _subtree_sum(self.end, mask.astype(np.int32)) > 0
 
     def with_descendants(self, mask: np.ndarray) -> np.ndarray:
         """``mask`` widened to every descendant of a marked element: the nodes with a
@@ -128,9 +120,9 @@ def _subtree_sum(end: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 
 def _subtree_mask(end: np.ndarray, flags: np.ndarray) -> np.ndarray:
-    """True inside the subtree of any flagged node (the flagged nodes included)."""
-    marks = np.zeros(len(end) + 1, dtype=np.int64)
+    """True inside the subtree of any flagged node (the flagged nodes included): +1 where
+    a flagged subtree starts, -1 where it ends, summed in document order."""
     idx = np.flatnonzero(flags)
-    np.add.at(marks, idx, 1)
-    np.add.at(marks, end[idx], -1)
+    size = len(end) + 1
+    marks = np.bincount(idx, minlength=size) - np.bincount(end[idx], minlength=size)
     return np.cumsum(marks)[:-1] > 0

@@ -54,6 +54,7 @@ __all__ = [
     "READERS",
     "PageAttributes",
     "PageEvents",
+    "active_kernel",
     "kernel_status",
     "parse_html",
     "parser_input",
@@ -74,6 +75,9 @@ _OPTIONS: dict[str, Any] = {
     "no_network": True,
     "default_doctype": False,
 }
+#: The kernel's tree: without libxml2's table of ``id`` attributes (what ``id()`` in
+#: XPath reads), which the walk does not use and which costs a hash per ``id``.
+_KERNEL_OPTIONS: dict[str, Any] = {**_OPTIONS, "collect_ids": False}
 #: Characters handed to the parser at a time.
 _FEED_CHARS = 1 << 20
 #: libxml2's tree keeps elements down to this depth (below ``html``) with ``huge_tree``
@@ -149,12 +153,19 @@ def kernel_status() -> tuple[bool, str]:
     return _KERNEL is not None, _KERNEL_STATUS
 
 
+def active_kernel() -> ModuleType | None:
+    """The compiled kernel when pages are read by it (:data:`DEFAULT_READER` is
+    ``"kernel"``), else None: its other loops (``collapsed_lengths``) serve the same pages,
+    and the pure path (``TAGRATIO_READER=target``) stays pure Python throughout."""
+    return _KERNEL if DEFAULT_READER == "kernel" else None
+
+
 def _read_kernel(text: str, check_deadline: Callable[[], None]) -> PageEvents:
     """The compiled reader: libxml2's tree, walked in C into the recorder. Falls back to the
     target for a page too large or too deep for the tree (see the module's docstring)."""
     if _KERNEL is None or len(text) > KERNEL_MAX_CHARS:
         return _read_target(text, check_deadline)
-    root = _feed(text, etree.HTMLParser(**_OPTIONS))
+    root = _feed(text, etree.HTMLParser(**_KERNEL_OPTIONS))
     if root is None:
         return _read_target(text, check_deadline)
     recorder = _Recorder(check_deadline)

@@ -157,6 +157,18 @@ def test_json_ld_graph_references_and_lists() -> None:
     assert set(found.sources.values()) == {"json-ld"}
 
 
+@pytest.mark.parametrize(
+    ("opening", "closing"),
+    [("<!--", "-->"), ("//<![CDATA[\n", "\n//]]>"), (" \n// <!--", "// -->\n "), ("", "")],
+    ids=["comment", "script-commented CDATA", "script-commented comment", "bare"],
+)
+def test_json_ld_wrapped_in_a_comment_or_cdata_is_read(opening: str, closing: str) -> None:
+    ld = '{"@type": "NewsArticle", "author": {"name": "Ann Lee"}, "note": "a --> b ]]> c"}'
+    found = metadata(page(f'<script type="application/ld+json">{opening}{ld}{closing}</script>'))
+    assert found.authors == ("Ann Lee",)
+    assert found.sources["authors"] == "json-ld"
+
+
 def test_broken_json_ld_is_skipped_and_meta_used() -> None:
     found = metadata(
         page(

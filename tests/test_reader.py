@@ -240,3 +240,27 @@ def test_attributes_the_metadata_reads_are_recorded(name: str) -> None:
         (tags.index("span"), "author", None),
     ]
     assert ("datePublished", "2024-05-03") in [(m[2], m[3]) for m in found.metas]
+
+
+@needs_kernel
+def test_the_kernels_collapsed_lengths_are_those_of_str_split() -> None:
+    """The node table's C (characters with white space collapsed) is counted in C with the
+    kernel: the same figure as ``len(" ".join(text.split()))`` for every kind of white
+    space ``str.split`` knows (no-break, ideographic, separators) and none it does not."""
+    from scrapy_tagratio.document import _collapsed_lengths
+
+    texts = [
+        "",
+        "   ",
+        "one",
+        "  two  words ",
+        "a\u00a0b\u3000c\u2028d\x1ce\u200bf",  # U+200B is not white space
+        "\tl\u00e9\u00e8ve\n\n  \u4e2d\u6587 \U0001f600 x\x85",
+        "x" * 5000 + " \r\n " + "y",
+    ]
+    kernel = reader._KERNEL
+    assert kernel is not None
+    pieces = [6, 0, 4, 1, 3, 2, 5, 4]
+    got = np.frombuffer(kernel.collapsed_lengths(texts, pieces), dtype=np.int64).tolist()
+    assert got == [len(" ".join(texts[i].split())) for i in pieces]
+    assert got == _collapsed_lengths([texts[i] for i in pieces]).tolist()
