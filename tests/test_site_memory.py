@@ -270,6 +270,19 @@ class TemplateSiteSpider(IndexSpider):
 ARTICLES = 5
 
 
+def items_with_the_box(results: dict[str, CrawlResult]) -> dict[str, int]:
+    """Per crawl, its items still holding the newsletter box, after checking that each
+    crawl ended without error and delivered every article with its own text."""
+    for name, result in results.items():
+        assert result.error is None, name
+        assert len(result.items) == ARTICLES, name
+        assert all(map(has_its_article, result.items)), name
+    return {
+        name: sum(BRIEFING in item["main_text"] for item in result.items)
+        for name, result in results.items()
+    }
+
+
 class PathsSpider(scrapy.Spider):
     """Fetches the given paths (comma-separated) of a site strictly one after another; an
     item per page."""
@@ -321,14 +334,7 @@ def test_a_crawl_learns_the_sites_template(
             CrawlSpec("off", spider, {**settings, "TAGRATIO_SITE_MEMORY": False}, args),
         ]
     )
-    for name, result in results.items():
-        assert result.error is None, name
-        assert len(result.items) == ARTICLES, name
-        assert all(map(has_its_article, result.items)), name
-    with_box = {
-        name: sum(BRIEFING in item["main_text"] for item in result.items)
-        for name, result in results.items()
-    }
+    with_box = items_with_the_box(results)
     assert with_box == {"memory": first, "workers": first, "off": ARTICLES}
     memory = results["memory"]
     assert memory.stats["tagratio/site_memory/pages_discounted"] >= ARTICLES - first
@@ -376,14 +382,7 @@ def test_holding_a_sites_first_pages_removes_the_template_from_them_too(
             CrawlSpec("hold_workers", spider, {**settings, **HOLD, "TAGRATIO_WORKERS": 2}, args),
         ]
     )
-    for name, result in results.items():
-        assert result.error is None, name
-        assert len(result.items) == ARTICLES, name
-        assert all(map(has_its_article, result.items)), name
-    with_box = {
-        name: sum(BRIEFING in item["main_text"] for item in result.items)
-        for name, result in results.items()
-    }
+    with_box = items_with_the_box(results)
     assert with_box["no_hold"] > 0
     assert with_box["hold"] == with_box["hold_workers"] == 0
     for name in ("hold", "hold_workers"):
