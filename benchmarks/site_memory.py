@@ -31,7 +31,6 @@ import argparse
 import hashlib
 import itertools
 import json
-import re
 import statistics
 import time
 import tracemalloc
@@ -59,6 +58,7 @@ from .metrics import (
     score_snippets,
     shingle_counts,
     summarise_shingles,
+    tokens,
 )
 
 #: The constants tried: blocks seen on at least this many other pages are template ...
@@ -165,19 +165,13 @@ def run_set(dataset: str, algorithm: str, model: str | None = None) -> list[Page
 DISCLAIMER_PAGES = 3
 
 
-def _line_key(line: str) -> str:
-    return " ".join(re.findall(r"\w+", line.lower()))
-
-
 def without_disclaimers(golds: Sequence[str]) -> list[str]:
-    """The gold texts of one site's pages without their lines that recur in the gold of
-    :data:`DISCLAIMER_PAGES` or more of them."""
-    pages = Counter(
-        key for gold in golds for key in {_line_key(line) for line in gold.splitlines()}
-    )
+    """The gold texts of one site's pages without their lines that recur (as words, case
+    aside) in the gold of :data:`DISCLAIMER_PAGES` or more of them."""
+    keyed = [[(line, tuple(tokens(line.lower()))) for line in gold.splitlines()] for gold in golds]
+    pages = Counter(key for lines in keyed for key in {key for _, key in lines})
     return [
-        "\n".join(line for line in gold.splitlines() if pages[_line_key(line)] < DISCLAIMER_PAGES)
-        for gold in golds
+        "\n".join(line for line, key in lines if pages[key] < DISCLAIMER_PAGES) for lines in keyed
     ]
 
 
