@@ -125,14 +125,14 @@ def extract(
     title = found.headline if found is not None else document.title
     # The text outputs leave out the headline, which ``title`` holds (headline.py).
     output = without_leading_headline(document, labelling, title)
-    content = output.content_nodes
+    shown = output.content_nodes
     if site_memory is not None and site is not None and not held and verdict.verdict == "content":
         site_memory.record_headline(site, title)
     total = labelling.total_chars
     return Extraction(
         text=output.text,
-        html=document.html_of(content) if with_html and content is not None else None,
-        markdown=(markdown_of(document, content) if content is not None else output.text)
+        html=document.html_of(shown) if with_html and shown is not None else None,
+        markdown=(markdown_of(document, shown) if shown is not None else output.text)
         if with_markdown
         else None,
         title=title,
