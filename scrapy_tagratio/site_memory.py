@@ -8,26 +8,27 @@ A block of a new page whose fingerprint was seen on at least ``min_pages`` *othe
 the site is template: :func:`discount_template` takes it out of the content the algorithm
 chose (any DOM algorithm: the default, CETD's variants, TextSweeper).
 
-* **Fingerprint** of a layout block (:meth:`Document.block_texts`): an 8-byte BLAKE2b hash
-  of its UTF-8 text without white space and with every ASCII digit read as ``0`` (dates and
-  counters change from page to page, the template does not), and of whether the block is
-  mostly link text (a headline in a teaser list is not the same block as that headline
-  over its article).
+* **Fingerprint** of a layout block (:attr:`Document.pieces_by_block`): an 8-byte BLAKE2b
+  hash of its UTF-8 text without ASCII white space and with every ASCII digit read as
+  ``0`` (dates and counters change from page to page, the template does not), and of
+  whether the block is mostly link text (a headline in a teaser list is not the same
+  block as that headline over its article).
 * **Memory**: per site, sorted ``uint64`` fingerprints with ``uint32`` page counts and the
   site's page number of their last sighting: 16 bytes an entry. Entries per site and sites
   overall are bounded; the least recently seen go first (per site, blocks seen on one page
   only before those seen on several). A memory pickles as plain arrays.
-* **Long blocks and copies**: a paragraph seen on one other page is more likely an article
-  quoted there than template, so blocks of ``long_block_chars`` characters or more need
-  one page more; and a page whose long blocks, or the blocks of the content the algorithm
-  chose, were mostly seen before (more than ``max_seen_long_share`` of their characters)
-  is a copy of a page seen before (the same article under another URL, whose paragraphs
-  may all be short), not template: nothing is removed from it. A URL recorded
-  before is a page captured again: it is neither discounted nor counted twice.
+* **Long blocks and copies**: a paragraph seen on one other page may be an article quoted
+  there rather than template, so blocks of ``long_block_chars`` characters or more may be
+  made to need one page more; and a page the blocks of whose content (as the algorithm
+  chose it) were mostly seen before (more than ``max_seen_share`` of their characters)
+  is a copy of a page seen before (the same article under another URL), not template:
+  nothing is removed from it. (The content decides, not the page's long blocks: on a site
+  of short paragraphs the only long blocks may be template, and the page no copy.) A URL
+  recorded before is a page captured again: it is neither discounted nor counted twice.
 * **Constants**: the defaults of ``min_pages``, ``long_block_chars`` and
-  ``max_seen_long_share`` are read from
-  ``models/site_memory.json``, which ``python -m benchmarks.site_memory --fit`` writes after
-  choosing them on pages of the same sites (dragnet-dev), validated on held-out sites.
+  ``max_seen_share`` are read from ``models/site_memory.json``, which ``python -m
+  benchmarks.site_memory --fit`` writes after choosing them on pages of the same sites
+  (dragnet-dev), validated on held-out sites.
 
 * **Headlines**: the memory also keeps the headlines of the site's pages judged content
   (articles). A page whose links to those headlines hold at least
@@ -66,13 +67,11 @@ __all__ = [
     "HEADLINE_LINKS",
     "HEADLINE_SHARE",
     "MODEL_PATH",
-    "PageBlocks",
     "SiteMemory",
     "discount_template",
     "headline_evidence",
     "headline_fingerprint",
     "host_of",
-    "page_blocks",
     "page_fingerprints",
 ]
 
@@ -91,61 +90,55 @@ HEADLINE_SHARE = 0.25
 _MIN_HEADLINE_CHARS = 10
 
 
-#: A page's text blocks (node indices, document order), their texts (white space
-#: collapsed) and whether each is mostly link text: what fingerprints and headline
-#: links are read from (:func:`page_blocks`).
-PageBlocks = tuple[np.ndarray, list[str], np.ndarray]
-
-
-def page_blocks(document: Document) -> PageBlocks:
-    """The page's text blocks, their texts and link flags (:data:`PageBlocks`)."""
+def page_fingerprints(document: Document) -> tuple[np.ndarray, np.ndarray]:
+    """The page's text blocks (node indices, document order) and their fingerprints
+    (``uint64``, aligned; see the module docstring)."""
     nodes = document.nodes
     chars = nodes.block_chars
     blocks = np.flatnonzero(chars > 0)
-    texts = document.block_texts(blocks) if len(blocks) else []
-    return blocks, texts, 2 * nodes.block_link_chars[blocks] > chars[blocks]
-
-
-def page_fingerprints(
-    document: Document, page: PageBlocks | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """The page's text blocks (node indices, document order) and their fingerprints
-    (``uint64``, aligned; see the module docstring); ``page``: its :func:`page_blocks`,
-    when already read."""
-    blocks, texts, is_link = page if page is not None else page_blocks(document)
     if not len(blocks):
         return blocks, np.zeros(0, dtype=np.uint64)
-    # Normalised in one pass over all blocks: white space out, every digit a 0.
-    normalised = "\0".join(texts).encode().translate(_DIGITS_TO_ZERO, _WHITESPACE).split(b"\0")
+    is_link = (2 * nodes.block_link_chars[blocks] > chars[blocks]).tolist()
+    block_of, pieces = document.pieces_by_block
+    # Normalised in one pass over all pieces (a NUL between pieces: the reader drops NUL
+    # characters, so none is text): ASCII white space out, every digit a 0.
+    normalised = "\0".join(pieces).encode().translate(_DIGITS_TO_ZERO, _WHITESPACE).split(b"\0")
+    starts = np.searchsorted(block_of, blocks).tolist()
+    ends = np.searchsorted(block_of, blocks, side="right").tolist()
     digests = b"".join(
-        blake2b(b"L" + text if link else b"T" + text, digest_size=8).digest()
-        for text, link in zip(normalised, is_link.tolist(), strict=True)
+        blake2b(b"".join((b"L" if link else b"T", *normalised[start:end])), digest_size=8).digest()
+        for start, end, link in zip(starts, ends, is_link, strict=True)
     )
     return blocks, np.frombuffer(digests, dtype="<u8").astype(np.uint64)
 
 
-def headline_fingerprint(text: str | None) -> np.uint64 | None:
-    """The fingerprint of a headline or a link's text: lower case, letters and digits
-    only; None when fewer than a few remain (too short to tell headlines apart)."""
+def _headline_key(text: str | None) -> bytes | None:
+    """A headline or a link's text as compared: lower case, letters and digits only;
+    None when fewer than a few remain (too short to tell headlines apart)."""
     normalised = _NOT_WORD.sub("", (text or "").lower())
-    if len(normalised) < _MIN_HEADLINE_CHARS:
+    return normalised.encode() if len(normalised) >= _MIN_HEADLINE_CHARS else None
+
+
+def headline_fingerprint(text: str | None) -> np.uint64 | None:
+    """The fingerprint of a headline or a link's text (8 bytes of BLAKE2b of its key:
+    lower case, letters and digits only); None when too short to tell apart."""
+    key = _headline_key(text)
+    if key is None:
         return None
-    digest = blake2b(normalised.encode(), digest_size=8).digest()
-    return np.frombuffer(digest, dtype="<u8")[0].astype(np.uint64)
+    return np.frombuffer(blake2b(key, digest_size=8).digest(), dtype="<u8")[0].astype(np.uint64)
 
 
-def _headline_links(document: Document, page: PageBlocks) -> tuple[np.ndarray, np.ndarray]:
+def _headline_links(document: Document) -> tuple[np.ndarray, np.ndarray]:
     """The page's link blocks (blocks of mostly link text: a teaser's headline) long
-    enough to be headlines: their headline fingerprints and characters."""
-    blocks, texts, is_link = page
-    chars = document.nodes.block_chars[blocks]
-    prints, sizes = [], []
-    for index in np.flatnonzero(is_link & (chars >= _MIN_HEADLINE_CHARS)).tolist():
-        fingerprint = headline_fingerprint(texts[index])
-        if fingerprint is not None:
-            prints.append(fingerprint)
-            sizes.append(int(chars[index]))
-    return np.array(prints, dtype=np.uint64), np.array(sizes, dtype=np.int64)
+    enough to be headlines: their :func:`headline_fingerprint` and characters."""
+    nodes = document.nodes
+    chars = nodes.block_chars
+    blocks = np.flatnonzero((chars >= _MIN_HEADLINE_CHARS) & (2 * nodes.block_link_chars > chars))
+    keys = [_headline_key(text) for text in document.block_texts(blocks)]
+    long_enough = np.array([key is not None for key in keys], dtype=bool)
+    digests = b"".join(blake2b(key, digest_size=8).digest() for key in keys if key is not None)
+    prints = np.frombuffer(digests, dtype="<u8").astype(np.uint64)
+    return prints, chars[blocks[long_enough]].astype(np.int64)
 
 
 def host_of(url: str | None) -> str | None:
@@ -176,6 +169,14 @@ def _domain_extractor() -> Any:
 def _url_fingerprint(url: str) -> np.uint64:
     digest = blake2b(url.partition("#")[0].encode(), digest_size=8).digest()
     return np.frombuffer(digest, dtype="<u8")[0].astype(np.uint64)
+
+
+def _merged(old: np.ndarray, is_new: np.ndarray, new: np.ndarray | int) -> np.ndarray:
+    """``old``'s values where ``is_new`` is False, in order, and ``new`` where it is True."""
+    merged = np.empty(len(is_new), dtype=old.dtype)
+    merged[~is_new] = old
+    merged[is_new] = new
+    return merged
 
 
 class _Site:
@@ -213,19 +214,24 @@ class _Site:
     def record(self, fingerprints: np.ndarray, max_entries: int) -> None:
         """Count one more page holding each of ``fingerprints`` (each counted once)."""
         self.pages_seen += 1
-        unique = np.unique(fingerprints)
+        unique = np.sort(fingerprints)
+        first = np.ones(len(unique), dtype=bool)
+        first[1:] = unique[1:] != unique[:-1]
+        unique = unique[first]
         at = np.searchsorted(self.fingerprints, unique)
         found = np.zeros(len(unique), dtype=bool)
         inside = at < len(self.fingerprints)
         found[inside] = self.fingerprints[at[inside]] == unique[inside]
         self.pages[at[found]] += 1
         self.last_seen[at[found]] = self.pages_seen
-        new = unique[~found]
-        if len(new):
-            where = np.searchsorted(self.fingerprints, new)
-            self.fingerprints = np.insert(self.fingerprints, where, new)
-            self.pages = np.insert(self.pages, where, np.uint32(1))
-            self.last_seen = np.insert(self.last_seen, where, np.uint32(self.pages_seen))
+        if not found.all():
+            # The new fingerprints' places in the merged sorted arrays (np.insert of three
+            # arrays, with one mask).
+            is_new = np.zeros(len(self.fingerprints) + len(unique) - int(found.sum()), dtype=bool)
+            is_new[at[~found] + np.arange(len(unique) - int(found.sum()))] = True
+            self.fingerprints = _merged(self.fingerprints, is_new, unique[~found])
+            self.pages = _merged(self.pages, is_new, 1)
+            self.last_seen = _merged(self.last_seen, is_new, self.pages_seen)
         if len(self.fingerprints) > max_entries:
             # Keep the blocks seen on several pages, then the most recently seen; down to
             # three quarters of the bound, so that the sort runs once in many pages.
@@ -244,9 +250,9 @@ class SiteMemory:
             (None: the fitted default).
         long_block_chars: a block of at least this many characters needs one page more
             (None: the fitted default).
-        max_seen_long_share: a page more than this share of whose long-block characters
-            were seen on other pages of the site is a copy: nothing is removed from it
-            (None: the fitted default).
+        max_seen_share: a page more than this share of whose content's characters (its
+            long blocks', without a content mask) were seen on other pages of the site is a
+            copy: nothing is removed from it (None: the fitted default).
         max_entries: fingerprints kept per site.
         max_sites: sites kept; the least recently used goes first.
         scope: ``"host"`` (host without ``www.``) or ``"domain"`` (registrable domain).
@@ -259,7 +265,7 @@ class SiteMemory:
         *,
         min_pages: int | None = None,
         long_block_chars: int | None = None,
-        max_seen_long_share: float | None = None,
+        max_seen_share: float | None = None,
         max_entries: int = 4096,
         max_sites: int = 2000,
         scope: Scope = "host",
@@ -269,19 +275,17 @@ class SiteMemory:
         long_block_chars = (
             fitted["long_block_chars"] if long_block_chars is None else long_block_chars
         )
-        max_seen_long_share = (
-            fitted["max_seen_long_share"] if max_seen_long_share is None else max_seen_long_share
-        )
+        max_seen_share = fitted["max_seen_share"] if max_seen_share is None else max_seen_share
         check_range("min_pages", min_pages, 1, integer=True)
         check_range("long_block_chars", long_block_chars, 1, integer=True)
-        check_range("max_seen_long_share", max_seen_long_share, 0.0, 1.0)
+        check_range("max_seen_share", max_seen_share, 0.0, 1.0)
         check_range("max_entries", max_entries, 1, integer=True)
         check_range("max_sites", max_sites, 1, integer=True)
         if scope not in ("host", "domain"):
             raise bad_parameter(f"scope must be 'host' or 'domain', got {scope!r}")
         self.min_pages = min_pages
         self.long_block_chars = long_block_chars
-        self.max_seen_long_share = max_seen_long_share
+        self.max_seen_share = max_seen_share
         self.max_entries = max_entries
         self.max_sites = max_sites
         self.scope: Scope = scope
@@ -349,27 +353,26 @@ class SiteMemory:
     ) -> np.ndarray:
         """The blocks of a page of ``site`` (from :func:`page_fingerprints`) that are template:
         seen on ``min_pages`` other pages of the site, long blocks on one more; none when
-        the page is a copy of one seen before: more than ``max_seen_long_share`` of the
-        characters of its long blocks, or of the blocks of ``content`` (the algorithm's
-        node mask), were seen before. Call it before :meth:`record` of the page, or with
-        ``recorded`` for a page recorded already (a page held at the cold start and read
-        again): its own sighting, one per distinct fingerprint, is left out."""
+        the page is a copy of one seen before: more than ``max_seen_share`` of the
+        characters of the blocks of ``content`` (the algorithm's node mask; without one,
+        of its long blocks) were seen before. Call it before :meth:`record` of the page, or
+        with ``recorded`` for a page recorded already (a page held at the cold start and
+        read again): its own sighting, one per distinct fingerprint, is left out."""
         counts = self.counts(site, fingerprints)
         if recorded:
             counts = np.maximum(counts - 1, 0)
         nodes = document.nodes
         chars = nodes.block_chars[blocks]
         long = chars >= self.long_block_chars
-        guarded = [long]
         if content is not None and len(nodes):
             in_content = np.zeros(len(nodes), dtype=bool)
             in_content[nodes.block[content]] = True
-            guarded.append(in_content[blocks])
-        seen = counts > 0
-        for group in guarded:
-            total = chars[group].sum()
-            if total and chars[group & seen].sum() > self.max_seen_long_share * total:
-                return blocks[:0]
+            guarded = in_content[blocks]
+        else:
+            guarded = long
+        total = chars[guarded].sum()
+        if total and chars[guarded & (counts > 0)].sum() > self.max_seen_share * total:
+            return blocks[:0]
         return blocks[counts >= self.min_pages + long]
 
     def known_headlines(self, site: str, fingerprints: np.ndarray) -> np.ndarray:
@@ -400,7 +403,7 @@ class SiteMemory:
         snapshot = SiteMemory(
             min_pages=self.min_pages,
             long_block_chars=self.long_block_chars,
-            max_seen_long_share=self.max_seen_long_share,
+            max_seen_share=self.max_seen_share,
             max_entries=self.max_entries,
             max_sites=1,
             scope=self.scope,
@@ -463,13 +466,11 @@ def headline_evidence(
     site: str,
     document: Document,
     verdict: OverviewVerdict,
-    page: PageBlocks | None = None,
 ) -> OverviewVerdict:
     """``verdict``, made "overview" when the page links to :data:`HEADLINE_LINKS` or more
     headlines of articles already crawled from ``site`` whose link text is at least
     :data:`HEADLINE_SHARE` of the page's text (see the module docstring). A link counts
-    when it is a block of its own (mostly link text), as a teaser's headline is; ``page``:
-    the page's :func:`page_blocks`, when already read."""
+    when it is a block of its own (mostly link text), as a teaser's headline is."""
     nodes = document.nodes
     total = int(nodes.chars[0]) if len(nodes) else 0
     # A page whose links altogether hold less than the share cannot pass: most articles,
@@ -481,7 +482,7 @@ def headline_evidence(
         or memory.headlines(site) < HEADLINE_LINKS
     ):
         return verdict
-    prints, chars = _headline_links(document, page if page is not None else page_blocks(document))
+    prints, chars = _headline_links(document)
     known = memory.known_headlines(site, prints)
     links, share = int(known.sum()), chars[known].sum() / total
     if links < HEADLINE_LINKS or share < HEADLINE_SHARE:

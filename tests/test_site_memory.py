@@ -95,12 +95,31 @@ def test_without_memory_or_url_nothing_changes() -> None:
 
 
 def test_a_copy_of_a_page_seen_before_is_not_emptied() -> None:
-    """The same article under another URL: its paragraphs were all seen before, so the
-    page is a copy, not template (only its long blocks decide: the template is short)."""
-    memory = SiteMemory(min_pages=1, long_block_chars=150, max_seen_long_share=0.5)
+    """The same article under another URL: its content was all seen before, so the page
+    is a copy, not template."""
+    memory = SiteMemory(min_pages=1, long_block_chars=150, max_seen_share=0.5)
     first = extract(article(3), url="https://example.org/a/3", site_memory=memory)
     again = extract(article(3), url="https://example.org/a/3?utm_source=x", site_memory=memory)
     assert again.text == first.text and again.template_chars == 0
+
+
+def test_on_a_site_of_short_paragraphs_a_long_notice_in_every_article_is_template() -> None:
+    """The site's only long block is a notice inside every article: the page is no copy
+    (its content is new), so the notice goes once seen on enough pages."""
+    notice = (
+        "The views and opinions expressed in this article are those of the author and do "
+        "not necessarily reflect the official policy or position of Daily Example or of "
+        "its owners, partners and advertisers."
+    )
+    memory = SiteMemory(min_pages=1, long_block_chars=150, max_seen_share=0.5)
+    texts = []
+    for number in range(3):
+        short = [" ".join(paragraphs_of(number)[n].split()[:12]) + "." for n in range(5)]
+        page = article(number, [*short, notice])
+        texts.append(extract(page, url=f"https://example.org/a/{number}", site_memory=memory).text)
+    assert len(notice) >= 150 and all(notice in text for text in texts[:2])
+    assert notice not in texts[2] and BRIEFING not in texts[2]
+    assert " ".join(paragraphs_of(2)[0].split()[:12]) in texts[2]
 
 
 def test_with_the_fitted_defaults_an_article_crawled_under_other_urls_keeps_its_text() -> None:
@@ -131,7 +150,7 @@ def test_a_paragraph_quoted_on_one_other_page_is_kept() -> None:
         "The harbour council agreed on Tuesday to rebuild the old station bridge before "
         "winter, after farmers and the museum asked for a safer crossing to the market."
     )
-    memory = SiteMemory(min_pages=1, long_block_chars=150, max_seen_long_share=0.5)
+    memory = SiteMemory(min_pages=1, long_block_chars=150, max_seen_share=0.5)
     extract(article(4, [quoted, *["Other text " * 12] * 3]), url="https://ex.org/4",
             site_memory=memory)  # fmt: skip
     page = extract(article(5, ["Own text " * 25, quoted, "More own text " * 25]),
@@ -148,6 +167,8 @@ def test_counts_and_bounds() -> None:
         1, 2, 2, 1, 0,
     ]  # fmt: skip
     assert memory.pages_seen("a") == 2
+    memory.record("a", np.zeros(0, dtype=np.uint64))  # a page without text: counted
+    assert memory.pages_seen("a") == 3
     memory.record("a", np.arange(100, 120, dtype=np.uint64))
     # Over the bound: blocks seen on several pages stay, one-page blocks go oldest first.
     assert memory.entries <= 8
@@ -155,7 +176,35 @@ def test_counts_and_bounds() -> None:
     memory.record("b", np.array([7], dtype=np.uint64))
     memory.counts("a", np.array([2], dtype=np.uint64))  # "a" used last: "b" is older
     memory.record("c", np.array([9], dtype=np.uint64))
-    assert len(memory) == 2 and memory.pages_seen("b") == 0 and memory.pages_seen("a") == 3
+    assert len(memory) == 2 and memory.pages_seen("b") == 0 and memory.pages_seen("a") == 4
+
+
+def block_prints(html: str) -> dict[str, int]:
+    """The page's fingerprints by the text of their block (white space collapsed)."""
+    document = Document.from_input(html)
+    blocks, prints = page_fingerprints(document)
+    return dict(zip(document.block_texts(blocks), prints.tolist(), strict=True))
+
+
+def test_a_blocks_fingerprint_reads_its_words_not_its_digits_spacing_or_neighbours() -> None:
+    page = (
+        "<body><p>Posted on 12 May 2024 by the desk</p><p>{other}</p><a href=/x>{link}</a></body>"
+    )
+    prints = block_prints(page.format(other="A story of its own.", link="Read the desk's notes"))
+    again = block_prints(
+        page.replace("12 May 2024", "31 May\n   2025").format(
+            other="Another story, a NUL\x00 and a &#0; in it.", link="Read the desk's notes"
+        )
+    )
+    # Digits read as 0 and white space ignored: the dated line is the same block ...
+    assert prints["Posted on 12 May 2024 by the desk"] == again["Posted on 31 May 2025 by the desk"]
+    # ... the NUL the reader drops and the &#0; it reads as U+FFFD shift no other block ...
+    assert prints["Read the desk's notes"] == again["Read the desk's notes"]
+    # ... and other words are another block.
+    assert prints["A story of its own."] != again["Another story, a NUL and a \ufffd in it."]
+    # A headline in a teaser's link is not the same block as that headline in the text.
+    as_text = block_prints("<body><p>Read the desk's notes</p></body>")
+    assert as_text["Read the desk's notes"] != prints["Read the desk's notes"]
 
 
 def test_pickles_with_its_counts() -> None:
@@ -182,7 +231,7 @@ def test_sites_by_host_or_registrable_domain() -> None:
     "params",
     [
         {"min_pages": 0},
-        {"max_seen_long_share": 1.5},
+        {"max_seen_share": 1.5},
         {"long_block_chars": 0},
         {"scope": "site"},
         {"max_entries": 0},
