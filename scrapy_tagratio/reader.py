@@ -31,6 +31,7 @@ from typing import Any
 
 from lxml import etree
 
+from . import lexbor_reader
 from .events import (
     _BATCH,
     _HINTS,
@@ -155,8 +156,11 @@ def kernel_status() -> tuple[bool, str]:
 
 def active_kernel() -> ModuleType | None:
     """The compiled kernel when pages are read by it (:data:`DEFAULT_READER` is
-    ``"kernel"``), else None: its other loops (``collapsed_lengths``) serve the same pages,
-    and the pure path (``TAGRATIO_READER=target``) stays pure Python throughout."""
+    ``"kernel"``, or ``"lexbor"`` with its compiled walk), else None: its other loops
+    (``collapsed_lengths``) serve the same pages, and the pure paths stay pure Python
+    throughout."""
+    if DEFAULT_READER == "lexbor":
+        return lexbor_reader.lexbor_walk_kernel()
     return _KERNEL if DEFAULT_READER == "kernel" else None
 
 
@@ -177,10 +181,21 @@ def _read_kernel(text: str, check_deadline: Callable[[], None]) -> PageEvents:
     return recorder.close()
 
 
+def _read_lexbor(text: str, check_deadline: Callable[[], None]) -> PageEvents:
+    """lexbor's HTML5 parser through selectolax (:mod:`.lexbor_reader`): the page as
+    libxml2's readers get it (:func:`parser_input`); a page whose block tags nest too deep
+    for lexbor (:func:`~.lexbor_reader.scan_markup`), or without selectolax installed, is
+    read by the target."""
+    if not lexbor_reader.lexbor_status()[0]:
+        return _read_target(text, check_deadline)
+    return lexbor_reader.read_lexbor(text, check_deadline, parser_input, _read_target)
+
+
 #: The readers by name: (decoded HTML, deadline check) -> events; interchangeable.
 READERS: dict[str, Callable[[str, Callable[[], None]], PageEvents]] = {
     "target": _read_target,
     "kernel": _read_kernel,
+    "lexbor": _read_lexbor,
 }
 
 
