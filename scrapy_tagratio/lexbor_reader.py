@@ -200,8 +200,8 @@ _PROBE = (
 
 def _load_walk() -> tuple[ModuleType | None, str]:
     """The compiled walk (in ``_kernel``) and why (not): used only beside the selectolax
-    (and so lexbor) version it was built with, when it finds lexbor's functions in selectolax's module,
-    and when it reads a probe page exactly as the Python walk does."""
+    (and so lexbor) version it was built with, when it finds lexbor's functions in
+    selectolax's module, and when it reads a probe page exactly as the Python walk does."""
     if _LEXBOR is None:
         return None, _STATUS
     try:
