@@ -22,11 +22,11 @@ the wall clock (``--clock wall``). Printed per method: mean and median milliseco
 page, pages per second, the ratio of its mean to lxml's mean, the median of its per-page
 ratios to lxml, and the ratio to trafilatura.
 
-Memory (``--no-memory`` to skip): each extractor runs in a fresh subprocess on the largest page
-of the set and on a generated 20 MB page; the peak resident memory above the level just before
-the call (Linux: the high-water mark is reset through ``/proc/self/clear_refs``, so it covers
-libxml2's memory too, which tracemalloc cannot see) is printed in MB and as a multiple of the
-page size.
+Memory (``--no-memory`` to skip): each extractor (and ``@NAME``, with each other reader)
+runs in a fresh subprocess on the largest page of the set and on a generated 20 MB page;
+the peak resident memory above the level just before the call (Linux: the high-water mark
+is reset through ``/proc/self/clear_refs``, so it covers libxml2's memory too, which
+tracemalloc cannot see) is printed in MB and as a multiple of the page size.
 """
 
 from __future__ import annotations
@@ -210,7 +210,10 @@ def memory_probe(method: str, path: str) -> dict[str, float]:
     import resource
 
     html = Path(path).read_bytes()
-    run = {LXML: _lxml_parse, TRAFILATURA: _trafilatura}.get(method) or _on_bytes(method)
+    spec, _, reader_name = method.partition("@")
+    run = {LXML: _lxml_parse, TRAFILATURA: _trafilatura}.get(method) or _on_bytes(spec)
+    if reader_name:
+        run = _with_reader(reader_name, run)
     run(b"<html><body><p>warm up: imports and caches</p></body></html>", None, None)
     gc.collect()
     try:
@@ -317,7 +320,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(format_speed(timings))
     if not args.no_memory:
         print()
-        print(format_memory([LXML, TRAFILATURA, *specs], args.dataset, args.synthetic_mb))
+        variants = [
+            f"{spec}@{name}"
+            for spec in specs
+            if parse_spec(spec)[0] not in PEERS
+            for name in available_readers()
+            if name != reader.DEFAULT_READER
+        ]
+        print(
+            format_memory([LXML, TRAFILATURA, *specs, *variants], args.dataset, args.synthetic_mb)
+        )
     return 0
 
 
