@@ -89,7 +89,8 @@ _FEED_CHARS = 1 << 20
 #: and drops deeper ones; the parser target sees them all.
 _TREE_DEPTH_CAP = 2046
 #: Pages above this many characters are read by the target: the kernel holds libxml2's
-#: tree (several times the page) beside the events, the target never builds it.
+#: tree (several times the page) beside the events (lexbor's reader its own tree), the
+#: target never builds it.
 KERNEL_MAX_CHARS = 4_000_000
 #: Environment variable naming the reader (a name in :data:`READERS`), read at import.
 READER_VARIABLE = "TAGRATIO_READER"
@@ -192,8 +193,9 @@ def _read_lexbor(
     by the kernel where it can (``compiled``) and else in Python: the page as libxml2's
     readers get it (:func:`parser_input`); a page lexbor should not read (too deep, a
     frameset: :func:`~.lexbor_reader.scan_markup`), or without selectolax installed, is
-    read by the target."""
-    if not lexbor_reader.lexbor_status()[0]:
+    read by the target, and so is a page above :data:`KERNEL_MAX_CHARS` (lexbor's tree,
+    held while it is walked, costs more memory than the events, as libxml2's does)."""
+    if not lexbor_reader.lexbor_status()[0] or len(text) > KERNEL_MAX_CHARS:
         return _read_target(text, check_deadline)
     return lexbor_reader.read_lexbor(text, check_deadline, parser_input, _read_target, compiled)
 

@@ -164,6 +164,18 @@ def test_deep_nesting_takes_the_linear_path() -> None:
     assert_same_events(page, read_page(html, reader="target"))
 
 
+def test_a_page_above_the_size_limit_is_read_without_a_tree(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As with libxml2's tree: lexbor's, held beside the events, would cost more memory
+    than the events (the target holds no tree)."""
+    monkeypatch.setattr(reader, "KERNEL_MAX_CHARS", 1_000)
+    html = "<p>a</br>b</p>" * 200  # HTML5 reads </br> as <br>, libxml2 drops it
+    assert "br" not in read_page(html, reader="lexbor").tags  # libxml2's parse
+    monkeypatch.setattr(reader, "KERNEL_MAX_CHARS", 100_000)
+    assert "br" in read_page(html, reader="lexbor").tags
+
+
 @needs_walk
 def test_a_walk_built_for_another_lexbor_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(lexbor_reader, "_version", lambda: "0.0.1")
