@@ -93,7 +93,10 @@ __all__ = [
 #: starts and ends of their ranges, and whether the range from each bound on is dense.
 _DENSE_BOUNDS = np.array([0x3040, 0x3100, 0x3400, 0xA000, 0xAC00, 0xD7B0, 0xF900, 0xFB00])
 _DENSE_RANGES = np.array([False, True, False, True, False, True, False, True, False])
-_DENSE_FIRST = chr(_DENSE_BOUNDS[0])
+#: Any character of the dense scripts (the ranges above).
+_DENSE_CHAR = re.compile(
+    "[" + "".join(f"{chr(a)}-{chr(b - 1)}" for a, b in _DENSE_BOUNDS.reshape(-1, 2).tolist()) + "]"
+)
 #: Characters of the extraction's text the text scale samples.
 _SCALE_SAMPLE = 1500
 #: A link this long (scaled characters) reads like a headline.
@@ -161,7 +164,7 @@ def text_scale(document: Document, text: str) -> float:
     :data:`_SCALE_SAMPLE` characters of ``text`` (the extraction's text, already read: the
     page's main language; a sample, not a census)."""
     sample = (document.title or "") + text[:_SCALE_SAMPLE]
-    if sample.isascii() or max(sample) < _DENSE_FIRST:  # most pages: no dense script
+    if sample.isascii() or _DENSE_CHAR.search(sample) is None:  # most pages: no dense script
         return 1.0
     code = np.frombuffer(sample.encode("utf-32-le"), dtype=np.uint32)
     visible = int(np.count_nonzero(code > 32))
