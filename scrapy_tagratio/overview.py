@@ -756,7 +756,8 @@ class OverviewModel:
         drop: float | None = None,
         uncertain: float | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`judge` from the rows' :meth:`contributions` (``base``, ``contributions``).
+        """:meth:`judge` from the rows' :meth:`contributions` (``base``, ``contributions``);
+        ``x`` may be one row (then the score and code are 0-d arrays) or a matrix.
 
         The page's declarations and URL (:data:`SIGNALS`) are evidence, never decisive
         alone: a page is called overview only if its structure alone (those features at
@@ -928,10 +929,10 @@ class OverviewDetector:
         evidence = page_evidence(document, labelling)
         x = model.vector(evidence, self.min_net_text_length)
         base, contributions = model.contributions(x)
-        scores, codes = model.decide(x[None, :], base, contributions[None, :], *self.thresholds)
-        verdict = VERDICTS[int(codes[0])]
+        probability, code = model.decide(x, base, contributions, *self.thresholds)  # one row
+        verdict = VERDICTS[int(code)]
         reasons = explain(model, evidence, contributions, verdict)
-        return OverviewVerdict(verdict == "overview", float(scores[0]), reasons, verdict)
+        return OverviewVerdict(verdict == "overview", float(probability), reasons, verdict)
 
 
 def explain(
