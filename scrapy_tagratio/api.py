@@ -18,7 +18,6 @@ from .site_memory import (
     SiteMemory,
     discount_template,
     headline_evidence,
-    page_blocks,
     page_fingerprints,
 )
 
@@ -99,11 +98,10 @@ def extract(
     template_chars = 0
     site = site_memory.site_of(url) if site_memory is not None else None
     if site_memory is not None and site is not None and url is not None:
-        page = page_blocks(document)
         if (overview or _DEFAULT_DETECTOR).site_evidence:
-            verdict = headline_evidence(site_memory, site, document, verdict, page)
+            verdict = headline_evidence(site_memory, site, document, verdict)
         if held or not site_memory.is_revisit(site, url):
-            blocks, fingerprints = page_fingerprints(document, page)
+            blocks, fingerprints = page_fingerprints(document)
             template = site_memory.template_blocks(
                 site, document, blocks, fingerprints, content=labelling.content_nodes, recorded=held
             )

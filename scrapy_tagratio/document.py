@@ -316,18 +316,24 @@ class Document:
             parts.append("\n".join(filter(None, map(str.strip, text.split(_BREAK)))))
         return "\n".join(filter(None, parts))
 
-    def block_texts(self, blocks: np.ndarray) -> list[str]:
-        """Per node of ``blocks``, the text its layout block owns (the pieces whose
-        element's nearest block, :attr:`NodeTable.block`, it is), white space collapsed:
-        every block of a page in one pass (the training script labels them one by one)."""
+    @cached_property
+    def pieces_by_block(self) -> tuple[np.ndarray, list[str]]:
+        """The page's text pieces ordered by the layout block owning them
+        (:attr:`NodeTable.block` of their element; within a block, in document order),
+        and that block of each piece: what :meth:`block_texts` and the site memory's
+        fingerprints read, sorted once per page."""
         walk = self._walk
         text_events = np.flatnonzero(walk.kinds == EVENT_TEXT)
         block_of = walk.table.block[walk.owners[text_events]]
         order = np.argsort(block_of, kind="stable")
-        pieces, block_of = walk.piece[text_events][order], block_of[order]
+        return block_of[order], walk.pieces[walk.piece[text_events][order]].tolist()
+
+    def block_texts(self, blocks: np.ndarray) -> list[str]:
+        """Per node of ``blocks``, the text its layout block owns (the pieces whose
+        element's nearest block, :attr:`NodeTable.block`, it is), white space collapsed."""
+        block_of, texts = self.pieces_by_block
         starts = np.searchsorted(block_of, blocks).tolist()
         ends = np.searchsorted(block_of, blocks, side="right").tolist()
-        texts = walk.pieces[pieces].tolist()  # one conversion, not one per block
         return [
             " ".join("".join(texts[start:end]).split())
             for start, end in zip(starts, ends, strict=True)

@@ -143,7 +143,7 @@ def crawl_state(crawler: Crawler, settings: TagRatioSettings) -> CrawlState:
             max_tasks_per_child=settings.worker_max_tasks,
         )
         state = _STATES[crawler] = CrawlState(pool, _new_memory(crawler, settings))
-        pool.start()
+        pool.start(settings.options)
         crawler.signals.connect(pool.aclose, signal=signals.spider_closed, weak=False)
     return state
 

@@ -152,6 +152,28 @@ def _microseconds(seconds: float) -> int:
     return round(seconds * 1e6)
 
 
+#: A page that reads like an article, long enough for the language detector.
+_WARM_UP_PAGE = (
+    "<html><head><title>Warm-up</title></head><body><article><h1>Warm-up</h1><p>"
+    + "A paragraph that loads what the first page of a crawl would load. " * 4
+    + "</p></article></body></html>"
+)
+
+
+def warm_up(options: ExtractionOptions | None = None) -> None:
+    """Load what the first page would load lazily (the models, the metadata readers and
+    the language detector, whose model takes seconds to load) by extracting a small page
+    (with ``options``, else the defaults), so that the first page's time
+    (``tagratio/extraction_time_max_us``, a worker's timeout) is a page's."""
+    if options is None:
+        with contextlib.suppress(Exception):
+            extract(_WARM_UP_PAGE, url="https://warm-up.invalid/")
+    else:
+        run_extraction(
+            _WARM_UP_PAGE, url="https://warm-up.invalid/", content_type=None, options=options
+        )
+
+
 class ExtractionPool:
     """Runs :func:`run_extraction` inline (``workers == 0``) or in ``workers`` processes.
 
@@ -178,9 +200,13 @@ class ExtractionPool:
         self.max_tasks_per_child = max_tasks_per_child
         self._dispatcher: _Dispatcher | None = None
 
-    def start(self) -> None:
-        """Start the worker processes now (they load the core while the crawl starts)."""
-        if self.workers and self._dispatcher is None:
+    def start(self, options: ExtractionOptions | None = None) -> None:
+        """Start the worker processes now (they load the core while the crawl starts);
+        without workers, load here what a first page with ``options`` would
+        (:func:`warm_up`)."""
+        if not self.workers:
+            warm_up(options)
+        elif self._dispatcher is None:
             self._dispatcher = _Dispatcher(self.workers, self.timeout, self.max_tasks_per_child)
             self._dispatcher.start()
 
@@ -245,10 +271,8 @@ def _worker_main(conn: Connection) -> None:
     pages it is sent until it gets ``None`` or its pipe closes (the crawl process ended
     or let it go: it exits quietly)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the crawl's to handle
-    # Load what the first page would load lazily (models, metadata readers), so that
-    # TAGRATIO_WORKER_TIMEOUT measures pages, not the worker's start.
-    with contextlib.suppress(Exception):
-        extract("<html><body><p>Warm-up paragraph of a worker.</p></body></html>")
+    # So that TAGRATIO_WORKER_TIMEOUT measures pages, not the worker's start.
+    warm_up()
     with contextlib.suppress(EOFError, OSError):
         conn.send(os.getpid())
         while (task := conn.recv()) is not None:

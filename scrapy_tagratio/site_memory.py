@@ -8,11 +8,11 @@ A block of a new page whose fingerprint was seen on at least ``min_pages`` *othe
 the site is template: :func:`discount_template` takes it out of the content the algorithm
 chose (any DOM algorithm: the default, CETD's variants, TextSweeper).
 
-* **Fingerprint** of a layout block (:meth:`Document.block_texts`): an 8-byte BLAKE2b hash
-  of its UTF-8 text without white space and with every ASCII digit read as ``0`` (dates and
-  counters change from page to page, the template does not), and of whether the block is
-  mostly link text (a headline in a teaser list is not the same block as that headline
-  over its article).
+* **Fingerprint** of a layout block (:attr:`Document.pieces_by_block`): an 8-byte BLAKE2b
+  hash of its UTF-8 text without ASCII white space and with every ASCII digit read as
+  ``0`` (dates and counters change from page to page, the template does not), and of
+  whether the block is mostly link text (a headline in a teaser list is not the same
+  block as that headline over its article).
 * **Memory**: per site, sorted ``uint64`` fingerprints with ``uint32`` page counts and the
   site's page number of their last sighting: 16 bytes an entry. Entries per site and sites
   overall are bounded; the least recently seen go first (per site, blocks seen on one page
@@ -66,13 +66,11 @@ __all__ = [
     "HEADLINE_LINKS",
     "HEADLINE_SHARE",
     "MODEL_PATH",
-    "PageBlocks",
     "SiteMemory",
     "discount_template",
     "headline_evidence",
     "headline_fingerprint",
     "host_of",
-    "page_blocks",
     "page_fingerprints",
 ]
 
@@ -91,61 +89,55 @@ HEADLINE_SHARE = 0.25
 _MIN_HEADLINE_CHARS = 10
 
 
-#: A page's text blocks (node indices, document order), their texts (white space
-#: collapsed) and whether each is mostly link text: what fingerprints and headline
-#: links are read from (:func:`page_blocks`).
-PageBlocks = tuple[np.ndarray, list[str], np.ndarray]
-
-
-def page_blocks(document: Document) -> PageBlocks:
-    """The page's text blocks, their texts and link flags (:data:`PageBlocks`)."""
+def page_fingerprints(document: Document) -> tuple[np.ndarray, np.ndarray]:
+    """The page's text blocks (node indices, document order) and their fingerprints
+    (``uint64``, aligned; see the module docstring)."""
     nodes = document.nodes
     chars = nodes.block_chars
     blocks = np.flatnonzero(chars > 0)
-    texts = document.block_texts(blocks) if len(blocks) else []
-    return blocks, texts, 2 * nodes.block_link_chars[blocks] > chars[blocks]
-
-
-def page_fingerprints(
-    document: Document, page: PageBlocks | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """The page's text blocks (node indices, document order) and their fingerprints
-    (``uint64``, aligned; see the module docstring); ``page``: its :func:`page_blocks`,
-    when already read."""
-    blocks, texts, is_link = page if page is not None else page_blocks(document)
     if not len(blocks):
         return blocks, np.zeros(0, dtype=np.uint64)
-    # Normalised in one pass over all blocks: white space out, every digit a 0.
-    normalised = "\0".join(texts).encode().translate(_DIGITS_TO_ZERO, _WHITESPACE).split(b"\0")
+    is_link = (2 * nodes.block_link_chars[blocks] > chars[blocks]).tolist()
+    block_of, pieces = document.pieces_by_block
+    # Normalised in one pass over all pieces (a NUL between pieces: the reader drops NUL
+    # characters, so none is text): ASCII white space out, every digit a 0.
+    normalised = "\0".join(pieces).encode().translate(_DIGITS_TO_ZERO, _WHITESPACE).split(b"\0")
+    starts = np.searchsorted(block_of, blocks).tolist()
+    ends = np.searchsorted(block_of, blocks, side="right").tolist()
     digests = b"".join(
-        blake2b(b"L" + text if link else b"T" + text, digest_size=8).digest()
-        for text, link in zip(normalised, is_link.tolist(), strict=True)
+        blake2b(b"".join((b"L" if link else b"T", *normalised[start:end])), digest_size=8).digest()
+        for start, end, link in zip(starts, ends, is_link, strict=True)
     )
     return blocks, np.frombuffer(digests, dtype="<u8").astype(np.uint64)
 
 
-def headline_fingerprint(text: str | None) -> np.uint64 | None:
-    """The fingerprint of a headline or a link's text: lower case, letters and digits
-    only; None when fewer than a few remain (too short to tell headlines apart)."""
+def _headline_key(text: str | None) -> bytes | None:
+    """A headline or a link's text as compared: lower case, letters and digits only;
+    None when fewer than a few remain (too short to tell headlines apart)."""
     normalised = _NOT_WORD.sub("", (text or "").lower())
-    if len(normalised) < _MIN_HEADLINE_CHARS:
+    return normalised.encode() if len(normalised) >= _MIN_HEADLINE_CHARS else None
+
+
+def headline_fingerprint(text: str | None) -> np.uint64 | None:
+    """The fingerprint of a headline or a link's text (8 bytes of BLAKE2b of its key:
+    lower case, letters and digits only); None when too short to tell apart."""
+    key = _headline_key(text)
+    if key is None:
         return None
-    digest = blake2b(normalised.encode(), digest_size=8).digest()
-    return np.frombuffer(digest, dtype="<u8")[0].astype(np.uint64)
+    return np.frombuffer(blake2b(key, digest_size=8).digest(), dtype="<u8")[0].astype(np.uint64)
 
 
-def _headline_links(document: Document, page: PageBlocks) -> tuple[np.ndarray, np.ndarray]:
+def _headline_links(document: Document) -> tuple[np.ndarray, np.ndarray]:
     """The page's link blocks (blocks of mostly link text: a teaser's headline) long
-    enough to be headlines: their headline fingerprints and characters."""
-    blocks, texts, is_link = page
-    chars = document.nodes.block_chars[blocks]
-    prints, sizes = [], []
-    for index in np.flatnonzero(is_link & (chars >= _MIN_HEADLINE_CHARS)).tolist():
-        fingerprint = headline_fingerprint(texts[index])
-        if fingerprint is not None:
-            prints.append(fingerprint)
-            sizes.append(int(chars[index]))
-    return np.array(prints, dtype=np.uint64), np.array(sizes, dtype=np.int64)
+    enough to be headlines: their :func:`headline_fingerprint` and characters."""
+    nodes = document.nodes
+    chars = nodes.block_chars
+    blocks = np.flatnonzero((chars >= _MIN_HEADLINE_CHARS) & (2 * nodes.block_link_chars > chars))
+    keys = [_headline_key(text) for text in document.block_texts(blocks)]
+    long_enough = np.array([key is not None for key in keys], dtype=bool)
+    digests = b"".join(blake2b(key, digest_size=8).digest() for key in keys if key is not None)
+    prints = np.frombuffer(digests, dtype="<u8").astype(np.uint64)
+    return prints, chars[blocks[long_enough]].astype(np.int64)
 
 
 def host_of(url: str | None) -> str | None:
@@ -176,6 +168,14 @@ def _domain_extractor() -> Any:
 def _url_fingerprint(url: str) -> np.uint64:
     digest = blake2b(url.partition("#")[0].encode(), digest_size=8).digest()
     return np.frombuffer(digest, dtype="<u8")[0].astype(np.uint64)
+
+
+def _merged(old: np.ndarray, is_new: np.ndarray, new: np.ndarray | int) -> np.ndarray:
+    """``old``'s values where ``is_new`` is False, in order, and ``new`` where it is True."""
+    merged = np.empty(len(is_new), dtype=old.dtype)
+    merged[~is_new] = old
+    merged[is_new] = new
+    return merged
 
 
 class _Site:
@@ -213,19 +213,22 @@ class _Site:
     def record(self, fingerprints: np.ndarray, max_entries: int) -> None:
         """Count one more page holding each of ``fingerprints`` (each counted once)."""
         self.pages_seen += 1
-        unique = np.unique(fingerprints)
+        unique = np.sort(fingerprints)
+        unique = unique[np.concatenate(([True], unique[1:] != unique[:-1]))]
         at = np.searchsorted(self.fingerprints, unique)
         found = np.zeros(len(unique), dtype=bool)
         inside = at < len(self.fingerprints)
         found[inside] = self.fingerprints[at[inside]] == unique[inside]
         self.pages[at[found]] += 1
         self.last_seen[at[found]] = self.pages_seen
-        new = unique[~found]
-        if len(new):
-            where = np.searchsorted(self.fingerprints, new)
-            self.fingerprints = np.insert(self.fingerprints, where, new)
-            self.pages = np.insert(self.pages, where, np.uint32(1))
-            self.last_seen = np.insert(self.last_seen, where, np.uint32(self.pages_seen))
+        if not found.all():
+            # The new fingerprints' places in the merged sorted arrays (np.insert of three
+            # arrays, with one mask).
+            is_new = np.zeros(len(self.fingerprints) + len(unique) - int(found.sum()), dtype=bool)
+            is_new[at[~found] + np.arange(len(unique) - int(found.sum()))] = True
+            self.fingerprints = _merged(self.fingerprints, is_new, unique[~found])
+            self.pages = _merged(self.pages, is_new, 1)
+            self.last_seen = _merged(self.last_seen, is_new, self.pages_seen)
         if len(self.fingerprints) > max_entries:
             # Keep the blocks seen on several pages, then the most recently seen; down to
             # three quarters of the bound, so that the sort runs once in many pages.
@@ -463,13 +466,11 @@ def headline_evidence(
     site: str,
     document: Document,
     verdict: OverviewVerdict,
-    page: PageBlocks | None = None,
 ) -> OverviewVerdict:
     """``verdict``, made "overview" when the page links to :data:`HEADLINE_LINKS` or more
     headlines of articles already crawled from ``site`` whose link text is at least
     :data:`HEADLINE_SHARE` of the page's text (see the module docstring). A link counts
-    when it is a block of its own (mostly link text), as a teaser's headline is; ``page``:
-    the page's :func:`page_blocks`, when already read."""
+    when it is a block of its own (mostly link text), as a teaser's headline is."""
     nodes = document.nodes
     total = int(nodes.chars[0]) if len(nodes) else 0
     # A page whose links altogether hold less than the share cannot pass: most articles,
@@ -481,7 +482,7 @@ def headline_evidence(
         or memory.headlines(site) < HEADLINE_LINKS
     ):
         return verdict
-    prints, chars = _headline_links(document, page if page is not None else page_blocks(document))
+    prints, chars = _headline_links(document)
     known = memory.known_headlines(site, prints)
     links, share = int(known.sum()), chars[known].sum() / total
     if links < HEADLINE_LINKS or share < HEADLINE_SHARE:

@@ -438,6 +438,43 @@ def test_error_pages_are_not_extracted_unless_listed(
     assert all(item["main_text"] for item in with_404.items if item["status"] == 404)
 
 
+class WarmStartSpider(StatusSpider):
+    """As :class:`StatusSpider`, after a first item saying whether the language detector's
+    model (py3langid's, seconds to load) was loaded before any page was requested."""
+
+    name = "warm-start"
+
+    async def start(self) -> AsyncIterator[Any]:
+        from scrapy_tagratio import language
+
+        loaded = language._identifier.cache_info().currsize == 1
+        yield {"url": "start", "detector_loaded": loaded}
+        async for request in super().start():
+            yield request
+
+
+@pytest.mark.parametrize(("metadata", "loaded"), [(True, True), (False, False)])
+def test_the_crawl_loads_what_its_pages_need_before_the_first_page(
+    metadata: bool,
+    loaded: bool,
+    local_site: Callable[..., LocalSite],
+    run_crawls: Callable[..., dict[str, CrawlResult]],
+) -> None:
+    """Without workers, the models load when the crawl starts, not on its first page (whose
+    extraction time, in the stats, would hold the seconds of the language detector's
+    model); and only what the crawl's settings use."""
+    server = local_site()
+    args = {"pages": json.dumps([server.add("/ok.html", ARTICLES[0].read_bytes())])}
+    settings = {**ADDON, "TAGRATIO_METADATA": metadata}
+    spec = CrawlSpec("warm", "test_scrapy_integration:WarmStartSpider", settings, args)
+    result = run_crawls([spec])["warm"]
+    assert result.error is None
+    start, page = result.items
+    assert start == {"url": "start", "detector_loaded": loaded}
+    assert page["status"] == 200 and page["main_text"]
+    assert result.stats["tagratio/pages_extracted"] == 1
+
+
 # ---------------------------------------------------------------------- crawl scripts
 #: A crawl script as Scrapy's "run Scrapy from a script" documentation writes it: no
 #: ``if __name__ == "__main__":`` guard. Each time the module is executed it appends a

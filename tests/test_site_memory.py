@@ -158,6 +158,34 @@ def test_counts_and_bounds() -> None:
     assert len(memory) == 2 and memory.pages_seen("b") == 0 and memory.pages_seen("a") == 3
 
 
+def block_prints(html: str) -> dict[str, int]:
+    """The page's fingerprints by the text of their block (white space collapsed)."""
+    document = Document.from_input(html)
+    blocks, prints = page_fingerprints(document)
+    return dict(zip(document.block_texts(blocks), prints.tolist(), strict=True))
+
+
+def test_a_blocks_fingerprint_reads_its_words_not_its_digits_spacing_or_neighbours() -> None:
+    page = (
+        "<body><p>Posted on 12 May 2024 by the desk</p><p>{other}</p><a href=/x>{link}</a></body>"
+    )
+    prints = block_prints(page.format(other="A story of its own.", link="Read the desk's notes"))
+    again = block_prints(
+        page.replace("12 May 2024", "31 May\n   2025").format(
+            other="Another story, a NUL\x00 and a &#0; in it.", link="Read the desk's notes"
+        )
+    )
+    # Digits read as 0 and white space ignored: the dated line is the same block ...
+    assert prints["Posted on 12 May 2024 by the desk"] == again["Posted on 31 May 2025 by the desk"]
+    # ... the NUL the reader drops and the &#0; it reads as U+FFFD shift no other block ...
+    assert prints["Read the desk's notes"] == again["Read the desk's notes"]
+    # ... and other words are another block.
+    assert prints["A story of its own."] != again["Another story, a NUL and a \ufffd in it."]
+    # A headline in a teaser's link is not the same block as that headline in the text.
+    as_text = block_prints("<body><p>Read the desk's notes</p></body>")
+    assert as_text["Read the desk's notes"] != prints["Read the desk's notes"]
+
+
 def test_pickles_with_its_counts() -> None:
     memory = SiteMemory()
     for number in range(3):
