@@ -17,17 +17,18 @@ chose (any DOM algorithm: the default, CETD's variants, TextSweeper).
   site's page number of their last sighting: 16 bytes an entry. Entries per site and sites
   overall are bounded; the least recently seen go first (per site, blocks seen on one page
   only before those seen on several). A memory pickles as plain arrays.
-* **Long blocks and copies**: a paragraph seen on one other page is more likely an article
-  quoted there than template, so blocks of ``long_block_chars`` characters or more need
-  one page more; and a page whose long blocks, or the blocks of the content the algorithm
-  chose, were mostly seen before (more than ``max_seen_long_share`` of their characters)
-  is a copy of a page seen before (the same article under another URL, whose paragraphs
-  may all be short), not template: nothing is removed from it. A URL recorded
-  before is a page captured again: it is neither discounted nor counted twice.
+* **Long blocks and copies**: a paragraph seen on one other page may be an article quoted
+  there rather than template, so blocks of ``long_block_chars`` characters or more may be
+  made to need one page more; and a page the blocks of whose content (as the algorithm
+  chose it) were mostly seen before (more than ``max_seen_share`` of their characters)
+  is a copy of a page seen before (the same article under another URL), not template:
+  nothing is removed from it. (The content decides, not the page's long blocks: on a site
+  of short paragraphs the only long blocks may be template, and the page no copy.) A URL
+  recorded before is a page captured again: it is neither discounted nor counted twice.
 * **Constants**: the defaults of ``min_pages``, ``long_block_chars`` and
-  ``max_seen_long_share`` are read from
-  ``models/site_memory.json``, which ``python -m benchmarks.site_memory --fit`` writes after
-  choosing them on pages of the same sites (dragnet-dev), validated on held-out sites.
+  ``max_seen_share`` are read from ``models/site_memory.json``, which ``python -m
+  benchmarks.site_memory --fit`` writes after choosing them on pages of the same sites
+  (dragnet-dev), validated on held-out sites.
 
 * **Headlines**: the memory also keeps the headlines of the site's pages judged content
   (articles). A page whose links to those headlines hold at least
@@ -214,7 +215,9 @@ class _Site:
         """Count one more page holding each of ``fingerprints`` (each counted once)."""
         self.pages_seen += 1
         unique = np.sort(fingerprints)
-        unique = unique[np.concatenate(([True], unique[1:] != unique[:-1]))]
+        first = np.ones(len(unique), dtype=bool)
+        first[1:] = unique[1:] != unique[:-1]
+        unique = unique[first]
         at = np.searchsorted(self.fingerprints, unique)
         found = np.zeros(len(unique), dtype=bool)
         inside = at < len(self.fingerprints)
@@ -247,9 +250,9 @@ class SiteMemory:
             (None: the fitted default).
         long_block_chars: a block of at least this many characters needs one page more
             (None: the fitted default).
-        max_seen_long_share: a page more than this share of whose long-block characters
-            were seen on other pages of the site is a copy: nothing is removed from it
-            (None: the fitted default).
+        max_seen_share: a page more than this share of whose content's characters (its
+            long blocks', without a content mask) were seen on other pages of the site is a
+            copy: nothing is removed from it (None: the fitted default).
         max_entries: fingerprints kept per site.
         max_sites: sites kept; the least recently used goes first.
         scope: ``"host"`` (host without ``www.``) or ``"domain"`` (registrable domain).
@@ -262,7 +265,7 @@ class SiteMemory:
         *,
         min_pages: int | None = None,
         long_block_chars: int | None = None,
-        max_seen_long_share: float | None = None,
+        max_seen_share: float | None = None,
         max_entries: int = 4096,
         max_sites: int = 2000,
         scope: Scope = "host",
@@ -272,19 +275,17 @@ class SiteMemory:
         long_block_chars = (
             fitted["long_block_chars"] if long_block_chars is None else long_block_chars
         )
-        max_seen_long_share = (
-            fitted["max_seen_long_share"] if max_seen_long_share is None else max_seen_long_share
-        )
+        max_seen_share = fitted["max_seen_share"] if max_seen_share is None else max_seen_share
         check_range("min_pages", min_pages, 1, integer=True)
         check_range("long_block_chars", long_block_chars, 1, integer=True)
-        check_range("max_seen_long_share", max_seen_long_share, 0.0, 1.0)
+        check_range("max_seen_share", max_seen_share, 0.0, 1.0)
         check_range("max_entries", max_entries, 1, integer=True)
         check_range("max_sites", max_sites, 1, integer=True)
         if scope not in ("host", "domain"):
             raise bad_parameter(f"scope must be 'host' or 'domain', got {scope!r}")
         self.min_pages = min_pages
         self.long_block_chars = long_block_chars
-        self.max_seen_long_share = max_seen_long_share
+        self.max_seen_share = max_seen_share
         self.max_entries = max_entries
         self.max_sites = max_sites
         self.scope: Scope = scope
@@ -352,27 +353,26 @@ class SiteMemory:
     ) -> np.ndarray:
         """The blocks of a page of ``site`` (from :func:`page_fingerprints`) that are template:
         seen on ``min_pages`` other pages of the site, long blocks on one more; none when
-        the page is a copy of one seen before: more than ``max_seen_long_share`` of the
-        characters of its long blocks, or of the blocks of ``content`` (the algorithm's
-        node mask), were seen before. Call it before :meth:`record` of the page, or with
-        ``recorded`` for a page recorded already (a page held at the cold start and read
-        again): its own sighting, one per distinct fingerprint, is left out."""
+        the page is a copy of one seen before: more than ``max_seen_share`` of the
+        characters of the blocks of ``content`` (the algorithm's node mask; without one,
+        of its long blocks) were seen before. Call it before :meth:`record` of the page, or
+        with ``recorded`` for a page recorded already (a page held at the cold start and
+        read again): its own sighting, one per distinct fingerprint, is left out."""
         counts = self.counts(site, fingerprints)
         if recorded:
             counts = np.maximum(counts - 1, 0)
         nodes = document.nodes
         chars = nodes.block_chars[blocks]
         long = chars >= self.long_block_chars
-        guarded = [long]
         if content is not None and len(nodes):
             in_content = np.zeros(len(nodes), dtype=bool)
             in_content[nodes.block[content]] = True
-            guarded.append(in_content[blocks])
-        seen = counts > 0
-        for group in guarded:
-            total = chars[group].sum()
-            if total and chars[group & seen].sum() > self.max_seen_long_share * total:
-                return blocks[:0]
+            guarded = in_content[blocks]
+        else:
+            guarded = long
+        total = chars[guarded].sum()
+        if total and chars[guarded & (counts > 0)].sum() > self.max_seen_share * total:
+            return blocks[:0]
         return blocks[counts >= self.min_pages + long]
 
     def known_headlines(self, site: str, fingerprints: np.ndarray) -> np.ndarray:
@@ -403,7 +403,7 @@ class SiteMemory:
         snapshot = SiteMemory(
             min_pages=self.min_pages,
             long_block_chars=self.long_block_chars,
-            max_seen_long_share=self.max_seen_long_share,
+            max_seen_share=self.max_seen_share,
             max_entries=self.max_entries,
             max_sites=1,
             scope=self.scope,

@@ -95,12 +95,31 @@ def test_without_memory_or_url_nothing_changes() -> None:
 
 
 def test_a_copy_of_a_page_seen_before_is_not_emptied() -> None:
-    """The same article under another URL: its paragraphs were all seen before, so the
-    page is a copy, not template (only its long blocks decide: the template is short)."""
-    memory = SiteMemory(min_pages=1, long_block_chars=150, max_seen_long_share=0.5)
+    """The same article under another URL: its content was all seen before, so the page
+    is a copy, not template."""
+    memory = SiteMemory(min_pages=1, long_block_chars=150, max_seen_share=0.5)
     first = extract(article(3), url="https://example.org/a/3", site_memory=memory)
     again = extract(article(3), url="https://example.org/a/3?utm_source=x", site_memory=memory)
     assert again.text == first.text and again.template_chars == 0
+
+
+def test_on_a_site_of_short_paragraphs_a_long_notice_in_every_article_is_template() -> None:
+    """The site's only long block is a notice inside every article: the page is no copy
+    (its content is new), so the notice goes once seen on enough pages."""
+    notice = (
+        "The views and opinions expressed in this article are those of the author and do "
+        "not necessarily reflect the official policy or position of Daily Example or of "
+        "its owners, partners and advertisers."
+    )
+    memory = SiteMemory(min_pages=1, long_block_chars=150, max_seen_share=0.5)
+    texts = []
+    for number in range(3):
+        short = [" ".join(paragraphs_of(number)[n].split()[:12]) + "." for n in range(5)]
+        page = article(number, [*short, notice])
+        texts.append(extract(page, url=f"https://example.org/a/{number}", site_memory=memory).text)
+    assert len(notice) >= 150 and all(notice in text for text in texts[:2])
+    assert notice not in texts[2] and BRIEFING not in texts[2]
+    assert " ".join(paragraphs_of(2)[0].split()[:12]) in texts[2]
 
 
 def test_with_the_fitted_defaults_an_article_crawled_under_other_urls_keeps_its_text() -> None:
@@ -131,7 +150,7 @@ def test_a_paragraph_quoted_on_one_other_page_is_kept() -> None:
         "The harbour council agreed on Tuesday to rebuild the old station bridge before "
         "winter, after farmers and the museum asked for a safer crossing to the market."
     )
-    memory = SiteMemory(min_pages=1, long_block_chars=150, max_seen_long_share=0.5)
+    memory = SiteMemory(min_pages=1, long_block_chars=150, max_seen_share=0.5)
     extract(article(4, [quoted, *["Other text " * 12] * 3]), url="https://ex.org/4",
             site_memory=memory)  # fmt: skip
     page = extract(article(5, ["Own text " * 25, quoted, "More own text " * 25]),
@@ -148,6 +167,8 @@ def test_counts_and_bounds() -> None:
         1, 2, 2, 1, 0,
     ]  # fmt: skip
     assert memory.pages_seen("a") == 2
+    memory.record("a", np.zeros(0, dtype=np.uint64))  # a page without text: counted
+    assert memory.pages_seen("a") == 3
     memory.record("a", np.arange(100, 120, dtype=np.uint64))
     # Over the bound: blocks seen on several pages stay, one-page blocks go oldest first.
     assert memory.entries <= 8
@@ -155,7 +176,7 @@ def test_counts_and_bounds() -> None:
     memory.record("b", np.array([7], dtype=np.uint64))
     memory.counts("a", np.array([2], dtype=np.uint64))  # "a" used last: "b" is older
     memory.record("c", np.array([9], dtype=np.uint64))
-    assert len(memory) == 2 and memory.pages_seen("b") == 0 and memory.pages_seen("a") == 3
+    assert len(memory) == 2 and memory.pages_seen("b") == 0 and memory.pages_seen("a") == 4
 
 
 def block_prints(html: str) -> dict[str, int]:
@@ -210,7 +231,7 @@ def test_sites_by_host_or_registrable_domain() -> None:
     "params",
     [
         {"min_pages": 0},
-        {"max_seen_long_share": 1.5},
+        {"max_seen_share": 1.5},
         {"long_block_chars": 0},
         {"scope": "site"},
         {"max_entries": 0},
