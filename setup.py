@@ -41,6 +41,18 @@ class OptionalBuildExt(build_ext):
         )
 
 
+def _selectolax_version() -> list[tuple[str, str]]:
+    """The selectolax found at build time, as the macro the kernel's lexbor walk checks
+    at import (no macro: the walk stays unused); its lexbor's structs are read."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        found = version("selectolax")
+    except PackageNotFoundError:
+        return []
+    return [("TAGRATIO_SELECTOLAX_VERSION", f'"{found}"')]
+
+
 def _extensions() -> list[Extension]:
     if os.environ.get("TAGRATIO_NO_KERNEL"):
         return []
@@ -54,6 +66,7 @@ def _extensions() -> list[Extension]:
         "scrapy_tagratio._kernel",
         ["scrapy_tagratio/_kernel.pyx"],
         include_dirs=lxml.get_include(),
+        define_macros=_selectolax_version(),
     )
     try:
         return cythonize([kernel], compiler_directives={"language_level": 3}, quiet=True)

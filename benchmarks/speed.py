@@ -10,10 +10,10 @@ interleaved: the order of the methods rotates from page to page, so drift of a s
 * ``lxml-parse``: ``etree.fromstring(page_bytes, etree.HTMLParser())``, the floor of any DOM
   method;
 * ``trafilatura``: ``trafilatura.extract(page_bytes)``, a fast, accurate peer;
-* ``read:kernel`` and ``read:target``: decoding and reading the page (``read_page``) by each
-  reader (the kernel's only when it is built);
-* each extractor spec on the page bytes, with the default reader and (``@target``, when
-  the kernel is built) the pure-Python one, and (``@tree``) on the tree parsel builds from
+* ``read:NAME``: decoding and reading the page (``read_page``) by each reader that can run
+  here (the kernels only when built, lexbor only with selectolax);
+* each extractor spec on the page bytes, with the default reader and (``@NAME``) each
+  other reader, and (``@tree``) on the tree parsel builds from
   the decoded page, the way Scrapy hands ``response.selector.root`` over (tree untimed).
 
 Methods are timed by the CPU time of the thread that runs them (``--clock cpu``, the
@@ -22,11 +22,11 @@ the wall clock (``--clock wall``). Printed per method: mean and median milliseco
 page, pages per second, the ratio of its mean to lxml's mean, the median of its per-page
 ratios to lxml, and the ratio to trafilatura.
 
-Memory (``--no-memory`` to skip): each extractor runs in a fresh subprocess on the largest page
-of the set and on a generated 20 MB page; the peak resident memory above the level just before
-the call (Linux: the high-water mark is reset through ``/proc/self/clear_refs``, so it covers
-libxml2's memory too, which tracemalloc cannot see) is printed in MB and as a multiple of the
-page size.
+Memory (``--no-memory`` to skip): each extractor (and ``@NAME``, with each other reader)
+runs in a fresh subprocess on the largest page of the set and on a generated 20 MB page;
+the peak resident memory above the level just before the call (Linux: the high-water mark
+is reset through ``/proc/self/clear_refs``, so it covers libxml2's memory too, which
+tracemalloc cannot see) is printed in MB and as a multiple of the page size.
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ from lxml import etree
 
 from scrapy_tagratio import DEFAULT_ALGORITHM, extract, reader
 from scrapy_tagratio.decoding import decode_html
+from scrapy_tagratio.lexbor_reader import lexbor_status
 
 from . import _data
 from .extractors import PEERS, make_extractor, parse_spec
@@ -60,8 +61,6 @@ TRAFILATURA = "trafilatura"
 TREE_SUFFIX = "@tree"
 #: Reading alone (decoding and ``read_page``), per reader.
 READ = "read:"
-#: An extractor on the pure-Python reader, beside the default (the kernel) when built.
-PURE_SUFFIX = "@target"
 #: The clocks a run can time methods by: the CPU time of this thread (the work done for
 #: the page, which processes sharing the machine do not lengthen by making it wait for a
 #: core) or the wall clock.
@@ -124,15 +123,23 @@ def _read(name: str) -> Method:
     return lambda html, tree, url: reader.read_page(decode_html(html), reader=name)
 
 
+def available_readers() -> list[str]:
+    """The readers that can run here, the default first (see scrapy_tagratio.reader)."""
+    usable = {"kernel": reader.kernel_status()[0], "lexbor": lexbor_status()[0]}
+    names = [name for name in reader.READERS if usable.get(name, True)]
+    return sorted(names, key=lambda name: name != reader.DEFAULT_READER)
+
+
 def _methods(specs: Sequence[str], with_tree: bool) -> dict[str, Method]:
     methods: dict[str, Method] = {LXML: _lxml_parse, TRAFILATURA: _trafilatura}
-    readers = list(reader.READERS) if reader.kernel_status()[0] else [reader.DEFAULT_READER]
-    for name in readers:
+    for name in available_readers():
         methods[f"{READ}{name}"] = _read(name)
     for spec in specs:
         methods[spec] = _on_bytes(spec)
-        if len(readers) > 1 and parse_spec(spec)[0] not in PEERS:
-            methods[f"{spec}{PURE_SUFFIX}"] = _with_reader("target", methods[spec])
+        if parse_spec(spec)[0] not in PEERS:
+            for name in available_readers():
+                if name != reader.DEFAULT_READER:
+                    methods[f"{spec}@{name}"] = _with_reader(name, methods[spec])
     if with_tree:
         for spec in specs:
             if parse_spec(spec)[0] not in (*PEERS, "fulltext"):
@@ -203,7 +210,10 @@ def memory_probe(method: str, path: str) -> dict[str, float]:
     import resource
 
     html = Path(path).read_bytes()
-    run = {LXML: _lxml_parse, TRAFILATURA: _trafilatura}.get(method) or _on_bytes(method)
+    spec, _, reader_name = method.partition("@")
+    run = {LXML: _lxml_parse, TRAFILATURA: _trafilatura}.get(method) or _on_bytes(spec)
+    if reader_name:
+        run = _with_reader(reader_name, run)
     run(b"<html><body><p>warm up: imports and caches</p></body></html>", None, None)
     gc.collect()
     try:
@@ -310,7 +320,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(format_speed(timings))
     if not args.no_memory:
         print()
-        print(format_memory([LXML, TRAFILATURA, *specs], args.dataset, args.synthetic_mb))
+        variants = [
+            f"{spec}@{name}"
+            for spec in specs
+            if parse_spec(spec)[0] not in PEERS
+            for name in available_readers()
+            if name != reader.DEFAULT_READER
+        ]
+        print(
+            format_memory([LXML, TRAFILATURA, *specs, *variants], args.dataset, args.synthetic_mb)
+        )
     return 0
 
 

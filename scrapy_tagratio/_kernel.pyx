@@ -18,10 +18,11 @@ white space collapsed) in C for the pages this kernel reads.
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_FromStringAndSize, PyByteArray_Resize
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uintptr_t
 from cpython.unicode cimport Py_UNICODE_ISSPACE, PyUnicode_DecodeUTF8
 from libc.string cimport memcpy, strlen
 
+cimport cython
 cimport lxml.includes.etreepublic as cetree
 from lxml.includes cimport tree
 from lxml.includes.tree cimport xmlAttr, xmlNode
@@ -81,6 +82,7 @@ cdef inline str _value(xmlNode* node, xmlAttr* attr):
     return _text(plain)
 
 
+@cython.final
 cdef class _Ints:
     """A growing array of int32, handed over as a bytearray (numpy reads it in place)."""
 
@@ -111,6 +113,7 @@ cdef class _Ints:
         return PyByteArray_FromStringAndSize(<char*>self.data, self.size * sizeof(int32_t))
 
 
+@cython.final
 cdef class _Codes:
     """Small integer codes of interned libxml2 names, by pointer (open addressing): one
     probe per element or attribute, no Python object. libxml2's parser interns names in
@@ -171,6 +174,7 @@ cdef class _Codes:
         return 0
 
 
+@cython.final
 cdef class _Bytes:
     """A growing byte buffer (the hint of one element is assembled in it)."""
 
@@ -461,3 +465,375 @@ def collapsed_lengths(list texts, list pieces):
                 count += 1
         lengths[i] = count
     return out
+
+
+# ----------------------------------------------------------------------------- lexbor
+# The walk over lexbor's tree (selectolax's parser, :mod:`scrapy_tagratio.lexbor_reader`).
+# selectolax ships no lexbor headers: the node structs below are lexbor's (``dom/interfaces/
+# node.h`` and ``character_data.h`` of lexbor 2 and 3), used only to step from node to node
+# and read text; names and attributes come through lexbor's exported functions, found in
+# selectolax's module at run time (:func:`bind_lexbor`). The Python side checks the walk
+# against selectolax's own API on a probe page before using it (a changed layout fails).
+cdef extern from *:
+    """
+    typedef struct tr_lxb_node tr_lxb_node_t;
+    struct tr_lxb_node {
+        void *events;
+        uintptr_t local_name;
+        uintptr_t prefix;
+        uintptr_t ns;
+        void *owner_document;
+        tr_lxb_node_t *next;
+        tr_lxb_node_t *prev;
+        tr_lxb_node_t *parent;
+        tr_lxb_node_t *first_child;
+        tr_lxb_node_t *last_child;
+        void *user;
+        int type;
+    };
+    typedef struct {
+        tr_lxb_node_t node;
+        unsigned char *data;
+        size_t length;
+    } tr_lxb_character_data_t;
+    typedef const unsigned char *(*tr_lxb_name_f)(void *, size_t *);
+    typedef void *(*tr_lxb_step_f)(void *);
+    """
+    ctypedef struct tr_lxb_node_t:
+        uintptr_t local_name
+        tr_lxb_node_t* next
+        tr_lxb_node_t* parent
+        tr_lxb_node_t* first_child
+        int type
+    ctypedef struct tr_lxb_character_data_t:
+        unsigned char* data
+        size_t length
+    ctypedef const unsigned char* (*tr_lxb_name_f)(void*, size_t*)
+    ctypedef void* (*tr_lxb_step_f)(void*)
+
+cdef extern from *:
+    """
+    #ifndef TAGRATIO_SELECTOLAX_VERSION
+    #define TAGRATIO_SELECTOLAX_VERSION ""
+    #endif
+    """
+    const char* TAGRATIO_SELECTOLAX_VERSION
+
+#: The selectolax (and so the lexbor it bundles) this module was built beside, "" if
+#: selectolax was not there: the walk is used only with that version (and a probe page).
+SELECTOLAX_BUILT_AGAINST = (<bytes>TAGRATIO_SELECTOLAX_VERSION).decode("ascii")
+
+cdef extern from "<dlfcn.h>":
+    void* dlopen(const char* filename, int flags)
+    void* dlsym(void* handle, const char* symbol)
+    int RTLD_NOW
+    int RTLD_NOLOAD
+
+cdef enum:
+    LXB_ELEMENT = 1
+    LXB_TEXT = 3
+    LXB_CDATA = 4
+    TAG_TBODY = 4  # a tag flag: tbody, left out where lexbor implied it
+    TAG_HEAD = 8  # a tag flag: head, left out when empty (lexbor always makes one)
+
+cdef tr_lxb_name_f _element_name = NULL  # lxb_dom_element_qualified_name
+cdef tr_lxb_name_f _attr_name = NULL  # lxb_dom_attr_qualified_name
+cdef tr_lxb_name_f _attr_value = NULL  # lxb_dom_attr_value_noi
+cdef tr_lxb_step_f _first_attr = NULL  # lxb_dom_element_first_attribute_noi
+cdef tr_lxb_step_f _next_attr = NULL  # lxb_dom_element_next_attribute_noi
+
+
+def bind_lexbor(bytes path):
+    """Find lexbor's functions in selectolax's loaded module ``path``; whether all were."""
+    global _element_name, _attr_name, _attr_value, _first_attr, _next_attr
+    cdef void* handle = dlopen(path, RTLD_NOW | RTLD_NOLOAD)
+    if handle is NULL:
+        return False
+    _element_name = <tr_lxb_name_f>dlsym(handle, "lxb_dom_element_qualified_name")
+    _attr_name = <tr_lxb_name_f>dlsym(handle, "lxb_dom_attr_qualified_name")
+    _attr_value = <tr_lxb_name_f>dlsym(handle, "lxb_dom_attr_value_noi")
+    _first_attr = <tr_lxb_step_f>dlsym(handle, "lxb_dom_element_first_attribute_noi")
+    _next_attr = <tr_lxb_step_f>dlsym(handle, "lxb_dom_element_next_attribute_noi")
+    return not (
+        _element_name is NULL or _attr_name is NULL or _attr_value is NULL
+        or _first_attr is NULL or _next_attr is NULL
+    )
+
+
+cdef inline str _lxb_text(const unsigned char* data, size_t length):
+    return PyUnicode_DecodeUTF8(<const char*>data, length, NULL) if data is not NULL else ""
+
+
+cdef inline str _lxb_value(void* attr):
+    cdef size_t length = 0
+    cdef const unsigned char* data = _attr_value(attr, &length)
+    return _lxb_text(data, length)
+
+
+def walk_lexbor(
+    size_t root_address, recorder, tag_names, signal_attributes, signal_elements,
+    int batch, bint skip_tbody,
+):
+    """Record lexbor's tree from its ``html`` element (at ``root_address``, selectolax's
+    ``mem_id``; the parser holding it must stay alive) into ``recorder``, as ``walk`` does
+    for libxml2's tree: tags, events, texts, hints and links here, the signals by
+    ``recorder.read_signals``, the shape in ``recorder.shape``. With ``skip_tbody`` a
+    ``tbody`` without attributes is left out (its children read as the table's); so is
+    an empty ``head`` without attributes (lexbor makes one where libxml2 does not)."""
+    cdef tr_lxb_node_t* node = <tr_lxb_node_t*>root_address
+    cdef tr_lxb_character_data_t* text_node
+    cdef void* attr
+    cdef list tags = recorder.tags
+    cdef list texts = recorder.texts
+    cdef list hints = recorder.hints
+    cdef dict kept = recorder.found.kept
+    cdef list hinted = []
+    cdef list signal_indices = [], signal_attribs = []
+    cdef list names = []
+    cdef _Codes tag_codes = _Codes(), attribute_codes = _Codes()
+    cdef _Ints tag_flags = _Ints()
+    cdef _Bytes hint_key = _Bytes()
+    cdef const unsigned char* parts[4]
+    cdef size_t lengths[4]
+    cdef const unsigned char* raw
+    cdef size_t length
+    cdef dict attrib
+    cdef bytearray events = bytearray(1024)
+    cdef char* out = PyByteArray_AS_STRING(events)
+    cdef Py_ssize_t n_events = 0, capacity = 1024, index, attributed = 0, i
+    cdef int code, tag, flags
+    cdef _Ints parents = _Ints(), depths = _Ints(), ends = _Ints()
+    cdef _Ints owners = _Ints(), pieces = _Ints(), stack = _Ints()
+    cdef _Ints recorded = _Ints()  # per level of the walk: 1 if its element has events
+    cdef bint in_code = False, signal, has_kept, has_hint
+    cdef str name, text, key, value
+    cdef object href, src, alt
+    read_signals = recorder.read_signals
+    check_deadline = recorder.check_deadline
+
+    while node is not NULL:
+        if n_events + 1 >= capacity:
+            capacity *= 2
+            PyByteArray_Resize(events, capacity)
+            out = PyByteArray_AS_STRING(events)
+        if node.type == LXB_ELEMENT:
+            tag = tag_codes.get(<void*>node.local_name)
+            if tag < 0:
+                raw = _element_name(<void*>node, &length)
+                name = tag_names[_lxb_text(raw, length)]
+                tag = len(names)
+                names.append(name)
+                tag_flags.append(
+                    (TAG_CODE if name == "script" or name == "style" else 0)
+                    | (TAG_SIGNAL if name in signal_elements else 0)
+                    | (TAG_TBODY if name == "tbody" else 0)
+                    | (TAG_HEAD if name == "head" else 0)
+                )
+                tag_codes.put(<void*>node.local_name, tag)
+            flags = tag_flags.data[tag]
+            attr = _first_attr(<void*>node)
+            if attr is NULL and (
+                (skip_tbody and flags & TAG_TBODY) or (flags & TAG_HEAD and node.first_child is NULL)
+            ):
+                if node.first_child is not NULL:  # its children: read as the table's
+                    recorded.append(0)
+                    node = node.first_child
+                    continue
+            else:
+                index = len(tags)
+                tags.append(names[tag])
+                out[n_events] = EVENT_OPEN
+                n_events += 1
+                parents.append(stack.data[stack.size - 1] if stack.size else -1)
+                depths.append(stack.size)
+                ends.append(0)
+                owners.append(index)
+                pieces.append(-1)
+                in_code = flags & TAG_CODE
+                if attr is not NULL:
+                    href = src = alt = None
+                    signal = has_kept = has_hint = False
+                    for i in range(4):
+                        parts[i] = NULL
+                        lengths[i] = 0
+                    while attr is not NULL:
+                        raw = _attr_name(attr, &length)
+                        code = attribute_codes.get(<const void*>raw)
+                        if code < 0:
+                            key = _lxb_text(raw, length)
+                            code = _CODES.get(key, SIGNAL if key in signal_attributes else OTHER)
+                            attribute_codes.put(<const void*>raw, code)
+                        if code == SIGNAL:
+                            signal = True
+                        elif code == STYLE:
+                            value = _lxb_value(attr).lower()
+                            signal = signal or "none" in value or "hidden" in value
+                        elif code == CLASS or code == ID or code == ROLE or code == ITEMPROP:
+                            if parts[code - CLASS] is NULL:  # the first of duplicates
+                                parts[code - CLASS] = _attr_value(attr, &lengths[code - CLASS])
+                                if parts[code - CLASS] is NULL:
+                                    parts[code - CLASS] = <const unsigned char*>""
+                            has_hint = True
+                            signal = signal or code == ITEMPROP
+                        elif code != OTHER:
+                            has_kept = True
+                            if code == HREF:
+                                href = _lxb_value(attr)
+                            elif code == SRC:
+                                src = _lxb_value(attr)
+                            else:
+                                alt = _lxb_value(attr)
+                        attr = _next_attr(attr)
+                    hinted.append(index)
+                    if has_hint:
+                        hint_key.size = 0
+                        for i in range(4):
+                            if i:
+                                hint_key.add(" ", 1)
+                            if parts[i] is not NULL:
+                                hint_key.add(<const char*>parts[i], lengths[i])
+                        hints.append(_hint(hint_key))
+                    else:
+                        hints.append(_NO_HINT)
+                    if has_kept:
+                        kept[index] = (href, src, alt)
+                    if signal or in_code or flags & TAG_SIGNAL:
+                        attrib = {}
+                        attr = _first_attr(<void*>node)
+                        while attr is not NULL:
+                            raw = _attr_name(attr, &length)
+                            key = _lxb_text(raw, length)
+                            if key not in attrib:
+                                attrib[key] = _lxb_value(attr)
+                            attr = _next_attr(attr)
+                        signal_indices.append(index)
+                        signal_attribs.append(attrib)
+                        if in_code:
+                            in_code = "ld+json" not in (attrib.get("type") or "")
+                    attributed += 1
+                    if attributed % batch == 0:
+                        check_deadline()
+                        read_signals(signal_indices, signal_attribs)
+                        signal_indices.clear()
+                        signal_attribs.clear()
+                if node.first_child is not NULL:
+                    stack.append(index)
+                    recorded.append(1)
+                    node = node.first_child
+                    continue
+                out[n_events] = EVENT_CLOSE
+                n_events += 1
+                owners.append(index)
+                pieces.append(-1)
+                ends.data[index] = index + 1
+                in_code = False
+        elif node.type == LXB_TEXT or node.type == LXB_CDATA:
+            text_node = <tr_lxb_character_data_t*>node
+            if not in_code and text_node.length:
+                text = _lxb_text(text_node.data, text_node.length)
+                if n_events and out[n_events - 1] == EVENT_TEXT:
+                    texts[len(texts) - 1] += text
+                else:
+                    texts.append(text)
+                    out[n_events] = EVENT_TEXT
+                    n_events += 1
+                    owners.append(stack.data[stack.size - 1])
+                    pieces.append(len(texts) - 1)
+        # Next in document order: the next sibling, else close the ancestors without one.
+        while node.next is NULL and recorded.size:
+            node = node.parent
+            recorded.size -= 1
+            if not recorded.data[recorded.size]:
+                continue
+            if n_events + 1 >= capacity:
+                capacity *= 2
+                PyByteArray_Resize(events, capacity)
+                out = PyByteArray_AS_STRING(events)
+            out[n_events] = EVENT_CLOSE
+            n_events += 1
+            stack.size -= 1
+            index = stack.data[stack.size]
+            owners.append(index)
+            pieces.append(-1)
+            ends.data[index] = len(tags)
+            in_code = False
+        if not recorded.size:  # back at the root: its siblings are not the page's
+            break
+        node = node.next
+    check_deadline()
+    read_signals(signal_indices, signal_attribs)
+    recorder.hinted.extend(hinted)
+    PyByteArray_Resize(events, n_events)
+    recorder.events = events
+    recorder.shape = tuple(part.take() for part in (parents, depths, ends, owners, pieces))
+
+
+cdef extern from "<string.h>":
+    const void* memchr(const void* s, int c, size_t n)
+    int memcmp(const void* a, const void* b, size_t n)
+
+cdef extern from *:
+    """
+    /* The tags whose start tag makes lexbor look down its stack of open elements (see
+       lexbor_reader.scan_markup), lower case, by length. */
+    static const char *tr_deep_tags[11] = {
+        NULL, NULL, "ul ol dl ", "div nav ", "main menu form ", "aside ",
+        "header footer figure center hgroup ", "section article details address ",
+        "fieldset ", NULL, "blockquote "
+    };
+    static int tr_is_deep_tag(const unsigned char *name, size_t length) {
+        const char *tag = length < 11 ? tr_deep_tags[length] : NULL;
+        if (tag == NULL) return 0;
+        for (; *tag; tag += length + 1)
+            if (tag[0] == name[0] && memcmp(tag, name, length) == 0) return 1;
+        return 0;
+    }
+    """
+    bint tr_is_deep_tag(const unsigned char* name, size_t length)
+
+
+def scan_markup(const unsigned char[:] data, Py_ssize_t limit):
+    """One ``memchr`` pass over the tags of the markup ``data``: whether lexbor should not
+    read it (the block tags it is slow on nest deeper than ``limit``, start tags minus
+    end tags in order, or a ``<frameset`` is there), whether a ``<tbody`` start tag is
+    there, and where the last ``</html>`` ends (-1 without one). Names are compared in
+    lower case."""
+    cdef Py_ssize_t n = data.shape[0], at = 0, start, depth = 0, length, html_end = -1
+    cdef const unsigned char* base = &data[0] if n else NULL
+    cdef const unsigned char* found
+    cdef unsigned char name[12]
+    cdef unsigned char ch
+    cdef bint closing, deep = False, tbody = False
+    while at < n:
+        found = <const unsigned char*>memchr(base + at, 60, n - at)  # "<"
+        if found is NULL:
+            break
+        at = found - base + 1
+        closing = at < n and base[at] == 47  # "/"
+        start = at + closing
+        length = 0
+        while start + length < n and length < 11:
+            ch = base[start + length]
+            if 65 <= ch <= 90:
+                ch += 32
+            if not (97 <= ch <= 122):
+                break
+            name[length] = ch
+            length += 1
+        if length < 2 or length == 11 or start + length >= n:
+            continue
+        ch = base[start + length]
+        if not (ch == 62 or ch == 47 or ch == 32 or 9 <= ch <= 13):  # > / white space
+            continue
+        if tr_is_deep_tag(name, length):
+            depth += -1 if closing else 1
+            deep = deep or depth > limit
+        elif length == 5 and not closing and memcmp(name, b"tbody", 5) == 0:
+            tbody = True
+        elif length == 8 and not closing and memcmp(name, b"frameset", 8) == 0:
+            deep = True  # lexbor would drop the body (HTML5's frameset mode)
+        elif length == 4 and closing and memcmp(name, b"html", 4) == 0:
+            found = <const unsigned char*>memchr(base + start, 62, n - start)  # ">"
+            if found is not NULL:
+                html_end = found - base + 1
+    return deep, tbody, html_end

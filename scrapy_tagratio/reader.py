@@ -1,6 +1,6 @@
-"""Reading a page: decoded HTML to :class:`~.events.PageEvents`, by one of two readers.
+"""Reading a page: decoded HTML to :class:`~.events.PageEvents`, by one of the readers.
 
-Both hand the page to libxml2's HTML parser (the parser Scrapy's selectors use, same
+Two hand the page to libxml2's HTML parser (the parser Scrapy's selectors use, same
 recovery from broken markup, same implied ``html``/``body``/``p`` elements), fed in parts
 with the same options, and both end in the same recorder (:mod:`.events`), so they give
 the same events, node table and attributes (``tests/test_reader.py`` checks it on every
@@ -18,6 +18,10 @@ development page):
 
 The kernel is used when it was built and imports against the lxml and libxml2 it was
 compiled for (:func:`kernel_status`); ``TAGRATIO_READER=target`` forces the pure path.
+
+``TAGRATIO_READER=lexbor`` (or ``lexbor-python``, its Python walk even where the kernel
+is built) reads pages with lexbor's HTML5 parser instead (:mod:`.lexbor_reader`): faster,
+into the same kind of events, but HTML5's trees differ from libxml2's in places.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from typing import Any
 
 from lxml import etree
 
+from . import lexbor_reader
 from .events import (
     _BATCH,
     _HINTS,
@@ -84,9 +89,10 @@ _FEED_CHARS = 1 << 20
 #: and drops deeper ones; the parser target sees them all.
 _TREE_DEPTH_CAP = 2046
 #: Pages above this many characters are read by the target: the kernel holds libxml2's
-#: tree (several times the page) beside the events, the target never builds it.
+#: tree (several times the page) beside the events (lexbor's reader its own tree), the
+#: target never builds it.
 KERNEL_MAX_CHARS = 4_000_000
-#: Environment variable naming the reader (``target`` or ``kernel``), read at import.
+#: Environment variable naming the reader (a name in :data:`READERS`), read at import.
 READER_VARIABLE = "TAGRATIO_READER"
 
 
@@ -155,8 +161,11 @@ def kernel_status() -> tuple[bool, str]:
 
 def active_kernel() -> ModuleType | None:
     """The compiled kernel when pages are read by it (:data:`DEFAULT_READER` is
-    ``"kernel"``), else None: its other loops (``collapsed_lengths``) serve the same pages,
-    and the pure path (``TAGRATIO_READER=target``) stays pure Python throughout."""
+    ``"kernel"``, or ``"lexbor"`` with its compiled walk), else None: its other loops
+    (``collapsed_lengths``) serve the same pages, and the pure paths stay pure Python
+    throughout."""
+    if DEFAULT_READER == "lexbor":
+        return lexbor_reader.lexbor_walk_kernel()
     return _KERNEL if DEFAULT_READER == "kernel" else None
 
 
@@ -177,10 +186,31 @@ def _read_kernel(text: str, check_deadline: Callable[[], None]) -> PageEvents:
     return recorder.close()
 
 
+def _read_lexbor(
+    text: str, check_deadline: Callable[[], None], compiled: bool = True
+) -> PageEvents:
+    """lexbor's HTML5 parser through selectolax (:mod:`.lexbor_reader`), its tree walked
+    by the kernel where it can (``compiled``) and else in Python: the page as libxml2's
+    readers get it (:func:`parser_input`); a page lexbor should not read (too deep, a
+    frameset: :func:`~.lexbor_reader.scan_markup`), or without selectolax installed, is
+    read by the target, and so is a page above :data:`KERNEL_MAX_CHARS` (lexbor's tree,
+    held while it is walked, costs more memory than the events, as libxml2's does)."""
+    if not lexbor_reader.lexbor_status()[0] or len(text) > KERNEL_MAX_CHARS:
+        return _read_target(text, check_deadline)
+    return lexbor_reader.read_lexbor(text, check_deadline, parser_input, _read_target, compiled)
+
+
+def _read_lexbor_python(text: str, check_deadline: Callable[[], None]) -> PageEvents:
+    """lexbor's reader with its Python walk, even where the kernel is built."""
+    return _read_lexbor(text, check_deadline, compiled=False)
+
+
 #: The readers by name: (decoded HTML, deadline check) -> events; interchangeable.
 READERS: dict[str, Callable[[str, Callable[[], None]], PageEvents]] = {
     "target": _read_target,
     "kernel": _read_kernel,
+    "lexbor": _read_lexbor,
+    "lexbor-python": _read_lexbor_python,
 }
 
 
