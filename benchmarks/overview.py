@@ -130,16 +130,16 @@ def collect(pages: Sequence[protocol.ProtocolPage]) -> list[Record]:
     records = []
     for page in pages:
         document = Document.from_input(page.html(), url=page.url)
-        started = time.perf_counter()
+        started = time.process_time()
         labelling = algorithm.run(document)
-        extracted = time.perf_counter()
+        extracted = time.process_time()
         scores = None
         if detector is None:
             evidence = page_evidence(document, labelling)
-            detected = time.perf_counter()
+            detected = time.process_time()
         else:
             with_url = detector.detect(document, labelling)
-            detected = time.perf_counter()
+            detected = time.process_time()
             evidence = page_evidence(document, labelling)
             document.url = None
             without_url = detector.detect(document, labelling)

@@ -93,6 +93,10 @@ __all__ = [
 #: starts and ends of their ranges, and whether the range from each bound on is dense.
 _DENSE_BOUNDS = np.array([0x3040, 0x3100, 0x3400, 0xA000, 0xAC00, 0xD7B0, 0xF900, 0xFB00])
 _DENSE_RANGES = np.array([False, True, False, True, False, True, False, True, False])
+#: Any character of the dense scripts (the ranges above).
+_DENSE_CHAR = re.compile(
+    "[" + "".join(f"{chr(a)}-{chr(b - 1)}" for a, b in _DENSE_BOUNDS.reshape(-1, 2).tolist()) + "]"
+)
 #: Characters of the extraction's text the text scale samples.
 _SCALE_SAMPLE = 1500
 #: A link this long (scaled characters) reads like a headline.
@@ -159,8 +163,10 @@ def text_scale(document: Document, text: str) -> float:
     characters among the non-blank characters of the page's title and the first
     :data:`_SCALE_SAMPLE` characters of ``text`` (the extraction's text, already read: the
     page's main language; a sample, not a census)."""
-    sample = ((document.title or "") + text[:_SCALE_SAMPLE]).encode("utf-32-le")
-    code = np.frombuffer(sample, dtype=np.uint32)
+    sample = (document.title or "") + text[:_SCALE_SAMPLE]
+    if sample.isascii() or _DENSE_CHAR.search(sample) is None:  # most pages: no dense script
+        return 1.0
+    code = np.frombuffer(sample.encode("utf-32-le"), dtype=np.uint32)
     visible = int(np.count_nonzero(code > 32))
     if not visible:
         return 1.0
@@ -336,8 +342,43 @@ FEATURES = (
 )  # fmt: skip
 
 
+@dataclass(frozen=True, eq=False)
+class _PageArrays:
+    """What several measurements of one page read, computed once (lengths scaled):
+    the layout blocks holding text, their unlinked and link text, which of them are long
+    paragraphs, and per node whether its subtree holds a link."""
+
+    scale: float
+    blocks: np.ndarray  # indices of the blocks holding text, document order
+    text: np.ndarray  # per block of ``blocks``: its unlinked text
+    links: np.ndarray  # per block of ``blocks``: its link text
+    long_text: np.ndarray  # per block of ``blocks``: it is a long paragraph
+    link_nodes: np.ndarray  # indices of the ``<a>`` elements, document order
+    end: np.ndarray  # the node table's subtree ends
+
+    def holds_link(self, nodes: np.ndarray) -> np.ndarray:
+        """Per node of ``nodes``: its subtree ``[i, end[i])`` holds an ``<a>``."""
+        first = np.searchsorted(self.link_nodes, nodes)
+        return np.searchsorted(self.link_nodes, self.end[nodes]) > first
+
+    @classmethod
+    def of(cls, nodes: NodeTable, scale: float) -> _PageArrays:
+        blocks = np.flatnonzero(nodes.block_chars > 0)
+        link_chars = nodes.block_link_chars[blocks]
+        text = (nodes.block_chars[blocks] - link_chars) * scale
+        return cls(
+            scale=scale,
+            blocks=blocks,
+            text=text,
+            links=link_chars * scale,
+            long_text=text >= LONG_PARAGRAPH,
+            link_nodes=np.flatnonzero(nodes.tag_mask(("a",))),
+            end=nodes.end,
+        )
+
+
 def teaser_evidence(
-    document: Document, labelling: Labelling, scale: float, own_headline: int = -1
+    document: Document, labelling: Labelling, page: _PageArrays, own_headline: int = -1
 ) -> TeaserEvidence:
     """Teaser lists and comment threads (:func:`~scrapy_tagratio.structure.find_structures`:
     repeated siblings whose headlines lead to distinct pages, against repeated siblings
@@ -349,106 +390,121 @@ def teaser_evidence(
     article's is long paragraphs outside any teaser (``main_teaser_share``, ``main_prose``).
     The item that holds the page's own headline (``own_headline``, the node of the first
     ``<h1>`` when the ``<title>`` repeats it) is the page's story, no teaser and no list
-    item.
+    item. Per-item tests run on the items' indices and per-block tests on the blocks'
+    (``page``), not over the whole node table.
     """
     nodes = document.nodes
+    scale = page.scale
     found = find_structures(document)
     # A teaser is short: an item holding a whole story and its comments is no teaser.
-    short = found.teaser_items & (nodes.chars * scale <= TEASER_MAX_LENGTH)
-    story = nodes.ancestors_or_self(own_headline) if own_headline >= 0 else None
-    if story is not None:
-        short &= ~story
-    teaser_items = np.flatnonzero(short)
+    candidates = np.flatnonzero(found.teaser_items)
+    keep = nodes.chars[candidates] * scale <= TEASER_MAX_LENGTH
+    keep &= ~_on_path(nodes, candidates, own_headline)
+    teaser_items = candidates[keep]
     # Most pages keep every teaser item: their nodes are those find_structures marked.
-    kept_all = teaser_items.size == np.count_nonzero(found.teaser_items)
-    teaser = found.teaser if kept_all else nodes.with_descendants(short)
-    unlinked = (nodes.chars - nodes.link_chars) * scale
+    teaser = found.teaser if keep.all() else nodes.with_descendants(_mask(nodes, teaser_items))
+    own_chars = nodes.own_chars
     total = float(nodes.chars[0]) if len(nodes) else 0.0
     groups = found.group[teaser_items]
-    holds_link = nodes.subtree_sum(nodes.tag_mask(("a",))) > 0
-    heading_links = nodes.tag_mask(HEADING_TAGS) & teaser & holds_link
+    unlinked = (nodes.chars[teaser_items] - nodes.link_chars[teaser_items]) * scale
+    headings = np.flatnonzero(nodes.tag_mask(HEADING_TAGS) & teaser)
     content = labelling.content_nodes
     if content is None:  # an algorithm without a node mask: the whole page
         content = np.ones(len(nodes), dtype=bool)
-    content_chars = float(nodes.own_chars[content].sum())
-    owner = nodes.block
-    block_text = np.bincount(
-        owner, weights=(nodes.own_chars - nodes.own_link_chars) * content, minlength=len(nodes)
-    )
-    list_items, listed = _lists(nodes, found, holds_link, scale, story)
-    outside = ~teaser & ~found.comment & ~listed
-    prose = (block_text * scale >= LONG_PARAGRAPH) & outside
-    page_text = (nodes.block_chars - nodes.block_link_chars) * scale
-    free = np.where((page_text >= LONG_PARAGRAPH) & outside, page_text, 0.0)
+    content_chars = float(np.dot(own_chars, content))
+    list_items, listed = _lists(nodes, found, page, own_headline)
+    # Per block with text: the content's unlinked text in it, and whether it lies outside
+    # every teaser, list and comment.
+    blocks = page.blocks
+    main_text = np.bincount(
+        nodes.block, weights=(own_chars - nodes.own_link_chars) * content, minlength=len(nodes)
+    )[blocks]
+    outside = ~(teaser[blocks] | found.comment[blocks] | listed[blocks])
+    long_text = page.long_text & outside
     return TeaserEvidence(
         teasers=int(teaser_items.size),
-        summary_teasers=int((unlinked[teaser_items] >= TEASER_SUMMARY).sum()),
+        summary_teasers=int(np.count_nonzero(unlinked >= TEASER_SUMMARY)),
         largest_teaser_group=int(np.bincount(groups).max()) if groups.size else 0,
-        heading_links=int(heading_links.sum()),
-        teaser_share=float(nodes.own_chars[teaser].sum()) / total if total else 0.0,
-        comment_items=int(found.comment_items.sum()),
-        comment_share=float(nodes.own_chars[found.comment].sum()) / total if total else 0.0,
-        main_teaser_share=float(nodes.own_chars[content & teaser].sum()) / content_chars
+        heading_links=int(np.count_nonzero(page.holds_link(headings))),
+        teaser_share=float(np.dot(own_chars, teaser)) / total if total else 0.0,
+        comment_items=int(np.count_nonzero(found.comment_items)),
+        comment_share=float(np.dot(own_chars, found.comment)) / total if total else 0.0,
+        main_teaser_share=float(np.dot(own_chars, content & teaser)) / content_chars
         if content_chars
         else 0.0,
-        main_prose=int(prose.sum()),
-        free_prose=float(free.sum()),
+        main_prose=int(np.count_nonzero((main_text * scale >= LONG_PARAGRAPH) & outside)),
+        free_prose=float(page.text[long_text].sum()),
         list_items=list_items,
-        list_share=float(nodes.own_chars[listed].sum()) / total if total else 0.0,
+        list_share=float(np.dot(own_chars, listed)) / total if total else 0.0,
     )
+
+
+def _on_path(nodes: NodeTable, items: np.ndarray, node: int) -> np.ndarray:
+    """Per item of ``items``: it is ``node`` or one of its ancestors (False for all when
+    ``node`` is -1, no node)."""
+    return (items <= node) & (nodes.end[items] > node)
+
+
+def _mask(nodes: NodeTable, items: np.ndarray) -> np.ndarray:
+    """A boolean per node, True at ``items``."""
+    mask = np.zeros(len(nodes), dtype=bool)
+    mask[items] = True
+    return mask
 
 
 def _lists(
     nodes: NodeTable,
     found: Structures,
-    holds_link: np.ndarray,
-    scale: float,
-    story: np.ndarray | None = None,
+    page: _PageArrays,
+    own_headline: int = -1,
 ) -> tuple[int, np.ndarray]:
     """The size of the largest list and every node inside a list: groups of at least
     :data:`LIST_ITEMS` repeated siblings that nearly all hold a link, no comment thread,
     whose items hold :data:`LIST_ITEM_CHARS` to :data:`LIST_ITEM_MAX_CHARS` on average.
     Products, forum topics and search results are such items without a headline-long
     link (what teasers need); a menu's items are shorter, a page's sections longer. The
-    nodes of ``story`` (the path to the page's own headline) are no list items."""
+    items on the path to the page's own headline (``own_headline``) are no list items."""
     items = np.flatnonzero(found.group >= 0)
     if not items.size:
         return 0, np.zeros(len(nodes), dtype=bool)
     number = found.group[items]
-    linked = holds_link[items]
+    linked = page.holds_link(items)
     size = np.bincount(number).astype(np.float64)
     with_link = np.bincount(number, weights=linked, minlength=size.size)
-    chars = np.bincount(number, weights=nodes.chars[items], minlength=size.size) * scale
+    chars = np.bincount(number, weights=nodes.chars[items], minlength=size.size) * page.scale
     comments = np.bincount(number, weights=found.comment_items[items], minlength=size.size)
     is_list = (size >= LIST_ITEMS) & (with_link >= 0.8 * size) & (comments == 0)
     is_list &= (chars >= LIST_ITEM_CHARS * size) & (chars <= LIST_ITEM_MAX_CHARS * size)
-    inside = np.zeros(len(nodes), dtype=bool)
-    inside[items] = is_list[number]
-    if story is not None:  # the page's own story is no list item (see teaser_evidence)
-        inside &= ~story
-    return int(size[is_list].max()) if is_list.any() else 0, nodes.with_descendants(inside)
+    if not is_list.any():
+        return 0, np.zeros(len(nodes), dtype=bool)
+    inside = items[is_list[number]]
+    inside = inside[~_on_path(nodes, inside, own_headline)]
+    return int(size[is_list].max()), nodes.with_descendants(_mask(nodes, inside))
 
 
-def _prose(nodes: NodeTable, scale: float) -> tuple[int, float, float]:
+def _prose(nodes: NodeTable, page: _PageArrays) -> tuple[int, float, float]:
     """Long paragraphs in the longest run, its share of the page's text, and the
     largest set of long paragraphs under one parent (scaled characters)."""
-    n = len(nodes)
-    text = (nodes.block_chars - nodes.block_link_chars) * scale
-    links = nodes.block_link_chars * scale
-    has_text = (text + links) > 0
-    block_text, block_links = text[has_text], links[has_text]
+    block_text, block_links = page.text, page.links
     breaks = block_links > block_text
     run = np.cumsum(breaks)
     run_text = np.bincount(run, weights=np.where(breaks, 0.0, block_text))
-    run_long = np.bincount(run, weights=~breaks & (block_text >= LONG_PARAGRAPH))
+    run_long = np.bincount(run, weights=~breaks & page.long_text)
     total = float(block_text.sum() + block_links.sum())
     if not run_text.size or total <= 0:
         return 0, 0.0, 0.0
     best = int(np.argmax(run_text))
-    long_text = np.where(text >= LONG_PARAGRAPH, text, 0.0)
-    has_parent = nodes.parent >= 0
-    under_parent = np.bincount(nodes.parent[has_parent], weights=long_text[has_parent], minlength=n)
-    block = float((under_parent + long_text).max())
+    # A long paragraph's text counts for its parent and for itself (a block may hold
+    # long paragraphs and text of its own).
+    long_blocks = page.blocks[page.long_text]
+    long_text = page.text[page.long_text]
+    parents = nodes.parent[long_blocks]
+    has_parent = parents >= 0
+    under = np.bincount(
+        np.concatenate((parents[has_parent], long_blocks)),
+        weights=np.concatenate((long_text[has_parent], long_text)),
+    )
+    block = float(under.max(initial=0.0))
     return int(run_long[best]), float(run_text[best]) / total, block
 
 
@@ -480,13 +536,13 @@ def _page_signals(document: Document) -> tuple[bool, bool, bool, bool, bool, boo
     )
 
 
-def _headline_share(nodes: NodeTable, scale: float) -> float:
+def _headline_share(nodes: NodeTable, page: _PageArrays) -> float:
     """The text of the page's headline-long links (at least :data:`HEADLINE_LINK` scaled
     characters, so about 7 Chinese characters) as a share of the page's text: a listing
     links its items through their headlines, an article links a few in a rail."""
     total = float(nodes.chars[0]) if len(nodes) else 0.0
-    headline = nodes.tag_mask(("a",)) & (nodes.chars * scale >= HEADLINE_LINK)
-    return float(nodes.chars[headline].sum()) / total if total else 0.0
+    chars = nodes.chars[page.link_nodes]
+    return float(chars[chars * page.scale >= HEADLINE_LINK].sum()) / total if total else 0.0
 
 
 def _own_headline(document: Document, scale: float) -> int:
@@ -497,9 +553,9 @@ def _own_headline(document: Document, scale: float) -> int:
     nodes = document.nodes
     # Only a headline-long h1 no longer than the title can count (reading a text scans
     # the page's events).
-    fits = nodes.tag_mask(("h1",)) & (nodes.chars <= len(title))
-    fits &= nodes.chars * scale >= HEADLINE_LINK
-    for node in np.flatnonzero(fits).tolist():
+    h1 = np.flatnonzero(nodes.tag_mask(("h1",)))
+    chars = nodes.chars[h1]
+    for node in h1[(chars <= len(title)) & (chars * scale >= HEADLINE_LINK)].tolist():
         heading = document.raw_text(node).lower()
         if len(heading) * scale >= HEADLINE_LINK and heading in title:
             return node
@@ -513,8 +569,9 @@ def page_evidence(document: Document, labelling: Labelling) -> PageEvidence:
     scale = text_scale(document, labelling.text)
     total = int(nodes.chars[0]) if len(nodes) else 0
     own_headline = _own_headline(document, scale)
-    teasers = teaser_evidence(document, labelling, scale, own_headline)
-    paragraphs, share, block = _prose(nodes, scale) if total else (0, 0.0, 0.0)
+    page = _PageArrays.of(nodes, scale)
+    teasers = teaser_evidence(document, labelling, page, own_headline)
+    paragraphs, share, block = _prose(nodes, page) if total else (0, 0.0, 0.0)
     article, item, listing, website, published, paginated = _page_signals(document)
     return PageEvidence(
         net_text_length=labelling.content_chars - labelling.link_chars,
@@ -536,7 +593,7 @@ def page_evidence(document: Document, labelling: Labelling) -> PageEvidence:
         main_link_share=labelling.link_chars / labelling.content_chars
         if labelling.content_chars
         else 0.0,
-        headline_share=_headline_share(nodes, scale),
+        headline_share=_headline_share(nodes, page),
     )
 
 
@@ -641,6 +698,16 @@ class OverviewModel:
             return cls.from_dict(json.load(handle))
 
     @cached_property
+    def _slopes(self) -> np.ndarray:
+        """Each feature's move of the logit per unit."""
+        return self.weights / self.scales
+
+    @cached_property
+    def _base(self) -> float:
+        """The logit of the reference page (:attr:`_reference`)."""
+        return self.intercept + float(((self._reference - self.means) * self._slopes).sum())
+
+    @cached_property
     def _reference(self) -> np.ndarray:
         # Reasons explain a score from a reference page, average in every measured quantity
         # and without any flag: a verdict names what a page has, not what it lacks.
@@ -653,10 +720,7 @@ class OverviewModel:
     def contributions(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         """The logit of the reference page and each feature's move away from it (their
         sum is the logit of ``x``; ``x`` may be one row or a matrix of rows)."""
-        base = self.intercept + float(
-            (self.weights * (self._reference - self.means) / self.scales).sum()
-        )
-        return base, self.weights * (x - self._reference) / self.scales
+        return self._base, (x - self._reference) * self._slopes
 
     def probability(self, x: np.ndarray) -> np.ndarray:
         """The calibrated probability that each row of ``x`` is an overview page."""
@@ -664,15 +728,18 @@ class OverviewModel:
         return 1.0 / (1.0 + np.exp(-logit))
 
     @cached_property
-    def _listed(self) -> tuple[int, ...]:
+    def _listed(self) -> np.ndarray:
         """Positions of the features that say the page holds teasers or lists."""
-        return tuple(
-            i for i, name in enumerate(self.features) if name in ("teaser_share", "list_share")
+        return np.array(
+            [i for i, name in enumerate(self.features) if name in ("teaser_share", "list_share")],
+            dtype=np.intp,
         )
 
     @cached_property
-    def _signals(self) -> np.ndarray:
-        return np.array([name in SIGNALS for name in self.features])
+    def _structural(self) -> np.ndarray:
+        """1.0 for the features of the page's structure, 0.0 for its declarations and URL
+        (:data:`SIGNALS`)."""
+        return np.array([name not in SIGNALS for name in self.features], dtype=np.float64)
 
     def judge(
         self, x: np.ndarray, drop: float | None = None, uncertain: float | None = None
@@ -689,7 +756,8 @@ class OverviewModel:
         drop: float | None = None,
         uncertain: float | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`judge` from the rows' :meth:`contributions` (``base``, ``contributions``).
+        """:meth:`judge` from the rows' :meth:`contributions` (``base``, ``contributions``);
+        ``x`` may be one row (then the score and code are 0-d arrays) or a matrix.
 
         The page's declarations and URL (:data:`SIGNALS`) are evidence, never decisive
         alone: a page is called overview only if its structure alone (those features at
@@ -705,12 +773,11 @@ class OverviewModel:
         drop = self.threshold if drop is None else drop
         uncertain = min(self.uncertain_threshold, drop) if uncertain is None else uncertain
         score = 1.0 / (1.0 + np.exp(-(base + contributions.sum(axis=-1))))
-        structural = np.where(self._signals, 0.0, contributions).sum(axis=-1)
-        structure = 1.0 / (1.0 + np.exp(-(base + structural)))
+        structure = 1.0 / (1.0 + np.exp(-(base + contributions @ self._structural)))
         code = np.asarray(score >= uncertain, dtype=np.int8)
         listing = (score >= drop) & (structure >= min(self.structure_threshold, drop))
-        if self._listed:
-            listing &= (x[..., list(self._listed)] > 0).any(axis=-1)
+        if self._listed.size:
+            listing &= (x[..., self._listed] > 0).any(axis=-1)
         code[listing] = 2
         return score, code
 
@@ -862,10 +929,10 @@ class OverviewDetector:
         evidence = page_evidence(document, labelling)
         x = model.vector(evidence, self.min_net_text_length)
         base, contributions = model.contributions(x)
-        scores, codes = model.decide(x[None, :], base, contributions[None, :], *self.thresholds)
-        verdict = VERDICTS[int(codes[0])]
+        probability, code = model.decide(x, base, contributions, *self.thresholds)  # one row
+        verdict = VERDICTS[int(code)]
         reasons = explain(model, evidence, contributions, verdict)
-        return OverviewVerdict(verdict == "overview", float(scores[0]), reasons, verdict)
+        return OverviewVerdict(verdict == "overview", float(probability), reasons, verdict)
 
 
 def explain(
@@ -876,10 +943,22 @@ def explain(
     largest contribution first."""
     towards = -1.0 if verdict == "content" else 1.0
     order = np.argsort(-towards * contributions, kind="stable")[:REASONS].tolist()
-    details = evidence.to_dict()
+    parts = contributions.tolist()
+    details = _Fields(evidence)
     return tuple(
-        f"{_REASONS[model.features[i]].format(**details)} "
-        f"({'overview' if contributions[i] > 0 else 'article'} {contributions[i]:+.2f})"
+        f"{_REASONS[model.features[i]].format_map(details)} "
+        f"({'overview' if parts[i] > 0 else 'article'} {parts[i]:+.2f})"
         for i in order
-        if towards * contributions[i] > 0
+        if towards * parts[i] > 0
     )
+
+
+@dataclass(frozen=True)
+class _Fields:
+    """The evidence's fields and properties by name, read only for the reasons given
+    (``str.format_map``; :meth:`PageEvidence.to_dict` copies them all)."""
+
+    evidence: PageEvidence
+
+    def __getitem__(self, name: str) -> Any:
+        return getattr(self.evidence, name)
