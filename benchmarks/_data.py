@@ -76,11 +76,33 @@ def dataset_dir(dataset: str) -> Path:
     return path
 
 
+def _utf16_repaired(text: str) -> str:
+    """``text`` as it was before its UTF-16LE bytes were decoded as UTF-8.
+
+    Four bodies of dragnet-dev's gold (pages 27, 39, 42, 158) were stored that way: a
+    byte-order mark read as two U+FFFD, then every UTF-16 unit as two characters, its low
+    byte and its high byte (``"F\\x00o\\x00"``), a byte of 0x80 or more read as U+FFFD.
+    Read back pair by pair, a unit whose bytes were lost stays U+FFFD. Text without NUL
+    characters is returned unchanged.
+    """
+    if "\x00" not in text:
+        return text
+    text = text.removeprefix("\ufffd\ufffd")
+    return "".join(
+        chr(ord(high) << 8 | ord(low)) if low < "\x80" and high < "\x80" else "\ufffd"
+        for low, high in zip(text[::2], text[1::2], strict=False)
+    )
+
+
 @cache
 def load_gold(dataset: str) -> dict[str, dict[str, Any]]:
-    """The set's gold file: ``{page id: record}``."""
+    """The set's gold file: ``{page id: record}`` (bodies stored as UTF-16 read back,
+    :func:`_utf16_repaired`)."""
     with open(dataset_dir(dataset) / "gold.json", encoding="utf-8") as handle:
         gold: dict[str, dict[str, Any]] = json.load(handle)
+    for record in gold.values():
+        if isinstance(record.get("body"), str):
+            record["body"] = _utf16_repaired(record["body"])
     return gold
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import pickle
 import sys
@@ -199,11 +200,13 @@ def _totals(
 def peer_totals(
     dataset: str, ids: Sequence[str], peers: Sequence[str], jobs: int, cache: Path
 ) -> dict[str, Totals]:
-    """The peers' totals on these pages, kept under ``cache`` (keyed by the pages, the
-    peers and their versions): a peer's output does not change between runs, and on a
-    shared machine the peers take most of the time of a leave-one-set-out run."""
+    """The peers' totals on these pages, kept under ``cache`` (keyed by the pages, their
+    gold, the peers and their versions): a peer's output does not change between runs, and
+    on a shared machine the peers take most of the time of a leave-one-set-out run."""
     versions = {name: _version(name) for name in peers}
-    key = hashlib.sha1(repr((dataset, list(ids), versions)).encode()).hexdigest()[:12]
+    gold = _data.load_gold(dataset)
+    golds = json.dumps([gold[page_id] for page_id in ids], sort_keys=True)
+    key = hashlib.sha1(repr((dataset, list(ids), versions, golds)).encode()).hexdigest()[:12]
     path = cache / f"peers-{dataset}-{key}.pkl"
     if path.is_file():
         with open(path, "rb") as handle:

@@ -70,7 +70,7 @@ from scrapy_tagratio.algorithms.tagratio import (
 from scrapy_tagratio.algorithms.trees import MODEL_VERSION, BoostedTrees
 from scrapy_tagratio.document import Document
 
-from . import protocol
+from . import _data, protocol
 from .metrics import normalise_whitespace, shingle_counts, summarise_shingles, tokens
 
 __all__ = [
@@ -198,10 +198,17 @@ def _source_fingerprint() -> str:
     return digest.hexdigest()
 
 
+def _gold_fingerprint() -> str:
+    """A digest of the labelling sets' gold as read (a repaired gold relabels blocks)."""
+    golds = {name: _data.load_gold(name) for name in LABEL_SETS}
+    return hashlib.sha1(json.dumps(golds, sort_keys=True).encode()).hexdigest()
+
+
 def load_blocks(limit: int | None, cache: Path | None) -> list[PageBlocks]:
     """The pool's pages as :class:`PageBlocks`, computed once and cached (keyed by the
-    package's source, the feature names and the limit: a change of the code recomputes)."""
-    key = (_source_fingerprint(), FEATURES, limit, LABEL_SETS, GOLD_SHARE)
+    package's source, the gold, the feature names and the limit: a change of the code or
+    of the gold recomputes)."""
+    key = (_source_fingerprint(), _gold_fingerprint(), FEATURES, limit, LABEL_SETS, GOLD_SHARE)
     tag = hashlib.sha1(repr(key).encode()).hexdigest()[:12]
     path = cache / f"tagratio-blocks-{tag}.pkl" if cache else None
     if path is not None and path.is_file():
