@@ -53,6 +53,8 @@ cdef enum:
     #: What a tag is to the walk (flags per tag code).
     TAG_CODE = 1  # script or style: its text is code
     TAG_SIGNAL = 2  # one of signal_elements: its attributes are always read
+    TAG_TBODY = 4  # tbody, left out where lexbor implied it
+    TAG_HEAD = 8  # head, left out when empty (lexbor always makes one)
 
 cdef enum:
     EVENT_TEXT = 0
@@ -238,6 +240,215 @@ cdef str _assembled_hint(xmlNode* node, hint_names):
     return <str>hint_names[" ".join(values)]
 
 
+@cython.final
+cdef class _Events:
+    """What the two walks (:func:`walk`, :func:`walk_lexbor`) share: the events, texts,
+    tags, hints, links and the tree's shape as they grow, the codes of tag and attribute
+    names, the opening and closing of elements, one element's attributes as the walk
+    reports them (their codes, the hint's raw parts, the links) and the batches of
+    signals for ``recorder.read_signals``. Each walk reads its library's nodes (names,
+    attribute values, texts, children) and drives this in document order."""
+
+    cdef list tags, texts, hints, hinted, names, signal_indices, signal_attribs
+    cdef dict kept
+    cdef object signal_attributes, signal_elements, read_signals, check_deadline
+    cdef _Codes tag_codes, attribute_codes
+    cdef _Ints tag_flags  # tag code -> TAG_CODE | TAG_SIGNAL | TAG_TBODY | TAG_HEAD
+    # The tree's shape, as events._shape derives it from the events: per element its
+    # parent, depth and subtree end; per event its element and run of text.
+    cdef _Ints parents, depths, ends, owners, pieces
+    cdef _Ints stack  # the open elements
+    cdef _Bytes hint_key
+    cdef bytearray events
+    cdef char* out
+    cdef Py_ssize_t n_events, capacity, attributed, batch
+    cdef bint in_code, outside
+    # The element whose attributes are being read: class, id, role, itemprop as the
+    # library holds them (NULL: not there), its links, whether it has a hint, a link, a
+    # signal.
+    cdef const char* parts[4]
+    cdef size_t lengths[4]
+    cdef object href, src, alt
+    cdef bint has_hint, has_kept, signal
+
+    def __cinit__(self, recorder, signal_attributes, signal_elements, Py_ssize_t batch):
+        self.tags, self.texts, self.hints = recorder.tags, recorder.texts, recorder.hints
+        self.kept = recorder.found.kept
+        self.read_signals, self.check_deadline = recorder.read_signals, recorder.check_deadline
+        self.signal_attributes, self.signal_elements = signal_attributes, signal_elements
+        self.batch = batch
+        self.hinted, self.names, self.signal_indices, self.signal_attribs = [], [], [], []
+        self.tag_codes, self.attribute_codes = _Codes(), _Codes()
+        self.tag_flags, self.stack = _Ints(), _Ints()
+        self.parents, self.depths, self.ends = _Ints(), _Ints(), _Ints()
+        self.owners, self.pieces = _Ints(), _Ints()
+        self.hint_key = _Bytes()
+        self.capacity = 1024
+        self.events = bytearray(self.capacity)
+        self.out = PyByteArray_AS_STRING(self.events)
+
+    cdef inline int reserve(self) except -1:
+        """Room for two more events (an element without children opens and closes)."""
+        if self.n_events + 1 >= self.capacity:
+            self.capacity *= 2
+            PyByteArray_Resize(self.events, self.capacity)
+            self.out = PyByteArray_AS_STRING(self.events)
+        return 0
+
+    cdef int new_tag(self, str name) except -1:
+        """The code of ``name`` (the recorder's tag name), met first on this page."""
+        cdef int tag = len(self.names)
+        self.names.append(name)
+        self.tag_flags.append(
+            (TAG_CODE if name == "script" or name == "style" else 0)
+            | (TAG_SIGNAL if name in self.signal_elements else 0)
+            | (TAG_TBODY if name == "tbody" else 0)
+            | (TAG_HEAD if name == "head" else 0)
+        )
+        return tag
+
+    cdef int new_attribute(self, str key) except -1:
+        """The code of attribute ``key``, met first on this page."""
+        return _CODES.get(key, SIGNAL if key in self.signal_attributes else OTHER)
+
+    cdef inline Py_ssize_t open(self, int tag) except -1:
+        """The start tag of an element with tag code ``tag``; its index."""
+        cdef Py_ssize_t index = len(self.tags)
+        self.tags.append(self.names[tag])
+        self.out[self.n_events] = EVENT_OPEN
+        self.n_events += 1
+        self.parents.append(self.stack.data[self.stack.size - 1] if self.stack.size else -1)
+        self.depths.append(self.stack.size)
+        self.ends.append(0)
+        self.owners.append(index)
+        self.pieces.append(-1)
+        self.in_code = self.tag_flags.data[tag] & TAG_CODE
+        return index
+
+    cdef inline int start_attributes(self) except -1:
+        """Before the attributes of the element just opened."""
+        cdef int i
+        self.href = self.src = self.alt = None
+        self.signal = self.has_kept = self.has_hint = False
+        for i in range(4):
+            self.parts[i] = NULL
+            self.lengths[i] = 0
+        return 0
+
+    cdef inline int style(self, str value) except -1:
+        """A ``style`` attribute: a signal only with one of the words that hide."""
+        value = value.lower()
+        self.signal = self.signal or "none" in value or "hidden" in value
+        return 0
+
+    cdef inline int hint_part(self, int code) except -1:
+        """A class, id, role or itemprop attribute (its value is in ``parts``)."""
+        self.has_hint = True
+        self.signal = self.signal or code == ITEMPROP
+        return 0
+
+    cdef inline int link(self, int code, str value) except -1:
+        """An href, src or alt attribute."""
+        self.has_kept = True
+        if code == HREF:
+            self.href = value
+        elif code == SRC:
+            self.src = value
+        else:
+            self.alt = value
+        return 0
+
+    cdef inline bint end_attributes(self, Py_ssize_t index, str hint, int tag) except -1:
+        """After the attributes of element ``index``: its hint (``hint``, or None to join
+        ``parts``) and links; whether ``read_signals`` needs all its attributes."""
+        cdef int i
+        self.hinted.append(index)
+        if hint is None:
+            if self.has_hint:
+                self.hint_key.size = 0
+                for i in range(4):
+                    if i:
+                        self.hint_key.add(" ", 1)
+                    if self.lengths[i]:
+                        self.hint_key.add(self.parts[i], self.lengths[i])
+                hint = _hint(self.hint_key)
+            else:
+                hint = _NO_HINT
+        self.hints.append(hint)
+        if self.has_kept:
+            self.kept[index] = (self.href, self.src, self.alt)
+        return self.signal or self.in_code or self.tag_flags.data[tag] & TAG_SIGNAL
+
+    cdef int signals(self, Py_ssize_t index, dict attrib) except -1:
+        """The attributes of element ``index`` for ``read_signals`` (None: not needed),
+        read every ``batch`` elements with attributes."""
+        if attrib is not None:
+            self.signal_indices.append(index)
+            self.signal_attribs.append(attrib)
+            if self.in_code:
+                self.in_code = "ld+json" not in (attrib.get("type") or "")
+        self.attributed += 1
+        if self.attributed % self.batch == 0:
+            self.check_deadline()
+            self.read_signals(self.signal_indices, self.signal_attribs)
+            self.signal_indices.clear()
+            self.signal_attribs.clear()
+        return 0
+
+    cdef inline int close_empty(self, Py_ssize_t index) except -1:
+        """The end tag of element ``index``, just opened, without children."""
+        self.out[self.n_events] = EVENT_CLOSE
+        self.n_events += 1
+        self.owners.append(index)
+        self.pieces.append(-1)
+        self.ends.data[index] = index + 1
+        self.in_code = False
+        return 0
+
+    cdef inline int close(self) except -1:
+        """The end tag of the innermost open element."""
+        cdef Py_ssize_t index
+        self.reserve()
+        self.out[self.n_events] = EVENT_CLOSE
+        self.n_events += 1
+        self.stack.size -= 1
+        index = self.stack.data[self.stack.size]
+        self.owners.append(index)
+        self.pieces.append(-1)
+        self.ends.data[index] = len(self.tags)
+        self.in_code = False
+        return 0
+
+    cdef inline int text(self, str run) except -1:
+        """A run of text (joined to the one before when no tag is between)."""
+        if self.n_events and self.out[self.n_events - 1] == EVENT_TEXT:
+            self.texts[len(self.texts) - 1] += run
+        else:
+            self.texts.append(run)
+            self.out[self.n_events] = EVENT_TEXT
+            self.n_events += 1
+            self.owners.append(self.stack.data[self.stack.size - 1] if self.stack.size else -1)
+            self.pieces.append(len(self.texts) - 1)
+            self.outside = self.outside or not self.stack.size
+        return 0
+
+    cdef int finish(self, recorder) except -1:
+        """The last signals; the events, the elements with attributes and, unless text is
+        outside every element (``events._shape`` then derives it, dropping that text),
+        the tree's shape into ``recorder``."""
+        self.check_deadline()
+        self.read_signals(self.signal_indices, self.signal_attribs)
+        recorder.hinted.extend(self.hinted)
+        PyByteArray_Resize(self.events, self.n_events)
+        recorder.events = self.events
+        if not self.outside:
+            recorder.shape = tuple(
+                part.take()
+                for part in (self.parents, self.depths, self.ends, self.owners, self.pieces)
+            )
+        return 0
+
+
 def walk(
     cetree._Element root, recorder, tag_names, hint_names, signal_attributes,
     signal_elements, int batch,
@@ -259,117 +470,57 @@ def walk(
     Per element the loop touches Python only to append its tag and, when it has
     attributes, its hint (looked up by its raw bytes); names are coded by pointer in C
     (:class:`_Codes`), and attribute values become Python strings only for links and
-    the elements ``read_signals`` reads."""
+    the elements ``read_signals`` reads. The events themselves are :class:`_Events`'s."""
     cdef xmlNode* node = root._c_node
     cdef xmlAttr* attr
-    cdef list tags = recorder.tags
-    cdef list texts = recorder.texts
-    cdef list hints = recorder.hints
-    cdef dict kept = recorder.found.kept
-    cdef list hinted = []
-    cdef list signal_indices = [], signal_attribs = []
-    cdef list names = []  # tag code -> recorder's tag name
-    cdef _Codes tag_codes = _Codes(), attribute_codes = _Codes()
-    cdef _Ints tag_flags = _Ints()  # tag code -> TAG_CODE | TAG_SIGNAL
-    cdef _Bytes hint_key = _Bytes()
-    cdef const char* parts[4]  # class, id, role, itemprop as libxml2 holds them
+    cdef _Events out = _Events(recorder, signal_attributes, signal_elements, batch)
     cdef const char* plain
     cdef dict attrib
-    cdef bytearray events = bytearray(1024)
-    cdef char* out = PyByteArray_AS_STRING(events)
-    cdef Py_ssize_t n_events = 0, capacity = 1024, index, attributed = 0, i
-    cdef int depth = 0, deepest = 0, code, tag, flags
-    # The tree's shape, as events._shape derives it from the events: per element its
-    # parent, depth and subtree end; per event its element and run of text.
-    cdef _Ints parents = _Ints(), depths = _Ints(), ends = _Ints()
-    cdef _Ints owners = _Ints(), pieces = _Ints(), stack = _Ints()  # stack: open elements
-    cdef bint outside = False
-    cdef bint in_code = False, signal, has_kept, has_hint, assembled
-    cdef str name, text, key, value
-    cdef object href, src, alt
-    read_signals = recorder.read_signals
-    check_deadline = recorder.check_deadline
+    cdef Py_ssize_t index
+    cdef int depth = 0, deepest = 0, code, tag
+    cdef bint assembled
+    cdef str key
 
     while node.prev is not NULL:  # the first top-level node
         node = node.prev
     while node is not NULL:
-        if n_events + 1 >= capacity:
-            capacity *= 2
-            PyByteArray_Resize(events, capacity)
-            out = PyByteArray_AS_STRING(events)
+        out.reserve()
         if node.type == tree.XML_ELEMENT_NODE:
-            tag = tag_codes.get(node.name) if node.ns is NULL else -1
+            tag = out.tag_codes.get(node.name) if node.ns is NULL else -1
             if tag < 0:
-                name = tag_names[cetree.namespacedName(node)]
-                tag = len(names)
-                names.append(name)
-                tag_flags.append(
-                    (TAG_CODE if name == "script" or name == "style" else 0)
-                    | (TAG_SIGNAL if name in signal_elements else 0)
-                )
+                tag = out.new_tag(tag_names[cetree.namespacedName(node)])
                 if node.ns is NULL:
-                    tag_codes.put(node.name, tag)
-            flags = tag_flags.data[tag]
-            index = len(tags)
-            tags.append(names[tag])
-            out[n_events] = EVENT_OPEN
-            n_events += 1
-            parents.append(stack.data[stack.size - 1] if stack.size else -1)
-            depths.append(stack.size)
-            ends.append(0)
-            owners.append(index)
-            pieces.append(-1)
-            in_code = flags & TAG_CODE
+                    out.tag_codes.put(node.name, tag)
+            index = out.open(tag)
             if node.properties is not NULL:
-                href = src = alt = None
-                signal = has_kept = has_hint = assembled = False
-                for i in range(4):
-                    parts[i] = ""
+                out.start_attributes()
+                assembled = False
                 attr = node.properties
                 while attr is not NULL:
-                    code = attribute_codes.get(attr.name) if attr.ns is NULL else -1
+                    code = out.attribute_codes.get(attr.name) if attr.ns is NULL else -1
                     if code < 0:
-                        key = cetree.namespacedName(<xmlNode*>attr)
-                        code = _CODES.get(key, SIGNAL if key in signal_attributes else OTHER)
+                        code = out.new_attribute(cetree.namespacedName(<xmlNode*>attr))
                         if attr.ns is NULL:
-                            attribute_codes.put(attr.name, code)
+                            out.attribute_codes.put(attr.name, code)
                     if code == SIGNAL:
-                        signal = True
-                    elif code == STYLE:  # hides only with one of these words
-                        value = _value(node, attr).lower()
-                        signal = signal or "none" in value or "hidden" in value
-                    elif code == CLASS or code == ID or code == ROLE or code == ITEMPROP:
+                        out.signal = True
+                    elif code == STYLE:
+                        out.style(_value(node, attr))
+                    elif CLASS <= code <= ITEMPROP:
                         plain = _plain_value(attr)
                         if plain is NULL:  # entities: lxml assembles it (below)
                             assembled = True
-                        else:
-                            parts[code - CLASS] = plain
-                        has_hint = True
-                        signal = signal or code == ITEMPROP
+                        else:  # the last of duplicates, as lxml reads them
+                            out.parts[code - CLASS] = plain
+                            out.lengths[code - CLASS] = strlen(plain)
+                        out.hint_part(code)
                     elif code != OTHER:
-                        has_kept = True
-                        if code == HREF:
-                            href = _value(node, attr)
-                        elif code == SRC:
-                            src = _value(node, attr)
-                        else:
-                            alt = _value(node, attr)
+                        out.link(code, _value(node, attr))
                     attr = attr.next
-                hinted.append(index)
-                if assembled:
-                    hints.append(_assembled_hint(node, hint_names))
-                elif has_hint:
-                    hint_key.size = 0
-                    for i in range(4):
-                        if i:
-                            hint_key.add(" ", 1)
-                        hint_key.add(parts[i], strlen(parts[i]))
-                    hints.append(_hint(hint_key))
-                else:
-                    hints.append(_NO_HINT)
-                if has_kept:
-                    kept[index] = (href, src, alt)
-                if signal or in_code or flags & TAG_SIGNAL:
+                attrib = None
+                if out.end_attributes(
+                    index, _assembled_hint(node, hint_names) if assembled else None, tag
+                ):
                     attrib = {}
                     attr = node.properties
                     while attr is not NULL:
@@ -377,67 +528,25 @@ def walk(
                         if key not in attrib:
                             attrib[key] = _value(node, attr)
                         attr = attr.next
-                    signal_indices.append(index)
-                    signal_attribs.append(attrib)
-                    if in_code:
-                        in_code = "ld+json" not in (attrib.get("type") or "")
-                attributed += 1
-                if attributed % batch == 0:
-                    check_deadline()
-                    read_signals(signal_indices, signal_attribs)
-                    signal_indices.clear()
-                    signal_attribs.clear()
+                out.signals(index, attrib)
             if node.children is not NULL:
-                stack.append(index)
+                out.stack.append(index)
                 node = node.children
                 depth += 1
                 if depth > deepest:
                     deepest = depth
                 continue
-            out[n_events] = EVENT_CLOSE
-            n_events += 1
-            owners.append(index)
-            pieces.append(-1)
-            ends.data[index] = index + 1
-            in_code = False
+            out.close_empty(index)
         elif node.type == tree.XML_TEXT_NODE or node.type == tree.XML_CDATA_SECTION_NODE:
-            if not in_code and node.content is not NULL and node.content[0] != 0:
-                text = _text(<const char*>node.content)
-                if n_events and out[n_events - 1] == EVENT_TEXT:
-                    texts[len(texts) - 1] += text
-                else:
-                    texts.append(text)
-                    out[n_events] = EVENT_TEXT
-                    n_events += 1
-                    owners.append(stack.data[stack.size - 1] if stack.size else -1)
-                    pieces.append(len(texts) - 1)
-                    outside = outside or not stack.size
+            if not out.in_code and node.content is not NULL and node.content[0] != 0:
+                out.text(_text(<const char*>node.content))
         # Next in document order: the next sibling, else close the ancestors without one.
         while node.next is NULL and depth:
             node = node.parent
             depth -= 1
-            if n_events + 1 >= capacity:
-                capacity *= 2
-                PyByteArray_Resize(events, capacity)
-                out = PyByteArray_AS_STRING(events)
-            out[n_events] = EVENT_CLOSE
-            n_events += 1
-            stack.size -= 1
-            index = stack.data[stack.size]
-            owners.append(index)
-            pieces.append(-1)
-            ends.data[index] = len(tags)
-            in_code = False
+            out.close()
         node = node.next
-    check_deadline()
-    read_signals(signal_indices, signal_attribs)
-    recorder.hinted.extend(hinted)
-    PyByteArray_Resize(events, n_events)
-    recorder.events = events
-    if not outside:  # else events._shape derives it, dropping the text outside
-        recorder.shape = tuple(
-            part.take() for part in (parents, depths, ends, owners, pieces)
-        )
+    out.finish(recorder)
     return deepest
 
 
@@ -533,8 +642,6 @@ cdef enum:
     LXB_ELEMENT = 1
     LXB_TEXT = 3
     LXB_CDATA = 4
-    TAG_TBODY = 4  # a tag flag: tbody, left out where lexbor implied it
-    TAG_HEAD = 8  # a tag flag: head, left out when empty (lexbor always makes one)
 
 cdef tr_lxb_name_f _element_name = NULL  # lxb_dom_element_qualified_name
 cdef tr_lxb_name_f _attr_name = NULL  # lxb_dom_attr_qualified_name
@@ -583,54 +690,24 @@ def walk_lexbor(
     cdef tr_lxb_node_t* node = <tr_lxb_node_t*>root_address
     cdef tr_lxb_character_data_t* text_node
     cdef void* attr
-    cdef list tags = recorder.tags
-    cdef list texts = recorder.texts
-    cdef list hints = recorder.hints
-    cdef dict kept = recorder.found.kept
-    cdef list hinted = []
-    cdef list signal_indices = [], signal_attribs = []
-    cdef list names = []
-    cdef _Codes tag_codes = _Codes(), attribute_codes = _Codes()
-    cdef _Ints tag_flags = _Ints()
-    cdef _Bytes hint_key = _Bytes()
-    cdef const unsigned char* parts[4]
-    cdef size_t lengths[4]
+    cdef _Events out = _Events(recorder, signal_attributes, signal_elements, batch)
     cdef const unsigned char* raw
     cdef size_t length
     cdef dict attrib
-    cdef bytearray events = bytearray(1024)
-    cdef char* out = PyByteArray_AS_STRING(events)
-    cdef Py_ssize_t n_events = 0, capacity = 1024, index, attributed = 0, i
+    cdef Py_ssize_t index
     cdef int code, tag, flags
-    cdef _Ints parents = _Ints(), depths = _Ints(), ends = _Ints()
-    cdef _Ints owners = _Ints(), pieces = _Ints(), stack = _Ints()
     cdef _Ints recorded = _Ints()  # per level of the walk: 1 if its element has events
-    cdef bint in_code = False, signal, has_kept, has_hint
-    cdef str name, text, key, value
-    cdef object href, src, alt
-    read_signals = recorder.read_signals
-    check_deadline = recorder.check_deadline
+    cdef str key
 
     while node is not NULL:
-        if n_events + 1 >= capacity:
-            capacity *= 2
-            PyByteArray_Resize(events, capacity)
-            out = PyByteArray_AS_STRING(events)
+        out.reserve()
         if node.type == LXB_ELEMENT:
-            tag = tag_codes.get(<void*>node.local_name)
+            tag = out.tag_codes.get(<void*>node.local_name)
             if tag < 0:
                 raw = _element_name(<void*>node, &length)
-                name = tag_names[_lxb_text(raw, length)]
-                tag = len(names)
-                names.append(name)
-                tag_flags.append(
-                    (TAG_CODE if name == "script" or name == "style" else 0)
-                    | (TAG_SIGNAL if name in signal_elements else 0)
-                    | (TAG_TBODY if name == "tbody" else 0)
-                    | (TAG_HEAD if name == "head" else 0)
-                )
-                tag_codes.put(<void*>node.local_name, tag)
-            flags = tag_flags.data[tag]
+                tag = out.new_tag(tag_names[_lxb_text(raw, length)])
+                out.tag_codes.put(<void*>node.local_name, tag)
+            flags = out.tag_flags.data[tag]
             attr = _first_attr(<void*>node)
             if attr is NULL and (
                 (skip_tbody and flags & TAG_TBODY) or (flags & TAG_HEAD and node.first_child is NULL)
@@ -640,64 +717,31 @@ def walk_lexbor(
                     node = node.first_child
                     continue
             else:
-                index = len(tags)
-                tags.append(names[tag])
-                out[n_events] = EVENT_OPEN
-                n_events += 1
-                parents.append(stack.data[stack.size - 1] if stack.size else -1)
-                depths.append(stack.size)
-                ends.append(0)
-                owners.append(index)
-                pieces.append(-1)
-                in_code = flags & TAG_CODE
+                index = out.open(tag)
                 if attr is not NULL:
-                    href = src = alt = None
-                    signal = has_kept = has_hint = False
-                    for i in range(4):
-                        parts[i] = NULL
-                        lengths[i] = 0
+                    out.start_attributes()
                     while attr is not NULL:
                         raw = _attr_name(attr, &length)
-                        code = attribute_codes.get(<const void*>raw)
+                        code = out.attribute_codes.get(<const void*>raw)
                         if code < 0:
-                            key = _lxb_text(raw, length)
-                            code = _CODES.get(key, SIGNAL if key in signal_attributes else OTHER)
-                            attribute_codes.put(<const void*>raw, code)
+                            code = out.new_attribute(_lxb_text(raw, length))
+                            out.attribute_codes.put(<const void*>raw, code)
                         if code == SIGNAL:
-                            signal = True
+                            out.signal = True
                         elif code == STYLE:
-                            value = _lxb_value(attr).lower()
-                            signal = signal or "none" in value or "hidden" in value
-                        elif code == CLASS or code == ID or code == ROLE or code == ITEMPROP:
-                            if parts[code - CLASS] is NULL:  # the first of duplicates
-                                parts[code - CLASS] = _attr_value(attr, &lengths[code - CLASS])
-                                if parts[code - CLASS] is NULL:
-                                    parts[code - CLASS] = <const unsigned char*>""
-                            has_hint = True
-                            signal = signal or code == ITEMPROP
+                            out.style(_lxb_value(attr))
+                        elif CLASS <= code <= ITEMPROP:
+                            if out.parts[code - CLASS] is NULL:  # the first of duplicates
+                                raw = _attr_value(attr, &out.lengths[code - CLASS])
+                                if raw is NULL:
+                                    raw = <const unsigned char*>""
+                                out.parts[code - CLASS] = <const char*>raw
+                            out.hint_part(code)
                         elif code != OTHER:
-                            has_kept = True
-                            if code == HREF:
-                                href = _lxb_value(attr)
-                            elif code == SRC:
-                                src = _lxb_value(attr)
-                            else:
-                                alt = _lxb_value(attr)
+                            out.link(code, _lxb_value(attr))
                         attr = _next_attr(attr)
-                    hinted.append(index)
-                    if has_hint:
-                        hint_key.size = 0
-                        for i in range(4):
-                            if i:
-                                hint_key.add(" ", 1)
-                            if parts[i] is not NULL:
-                                hint_key.add(<const char*>parts[i], lengths[i])
-                        hints.append(_hint(hint_key))
-                    else:
-                        hints.append(_NO_HINT)
-                    if has_kept:
-                        kept[index] = (href, src, alt)
-                    if signal or in_code or flags & TAG_SIGNAL:
+                    attrib = None
+                    if out.end_attributes(index, None, tag):
                         attrib = {}
                         attr = _first_attr(<void*>node)
                         while attr is not NULL:
@@ -706,66 +750,27 @@ def walk_lexbor(
                             if key not in attrib:
                                 attrib[key] = _lxb_value(attr)
                             attr = _next_attr(attr)
-                        signal_indices.append(index)
-                        signal_attribs.append(attrib)
-                        if in_code:
-                            in_code = "ld+json" not in (attrib.get("type") or "")
-                    attributed += 1
-                    if attributed % batch == 0:
-                        check_deadline()
-                        read_signals(signal_indices, signal_attribs)
-                        signal_indices.clear()
-                        signal_attribs.clear()
+                    out.signals(index, attrib)
                 if node.first_child is not NULL:
-                    stack.append(index)
+                    out.stack.append(index)
                     recorded.append(1)
                     node = node.first_child
                     continue
-                out[n_events] = EVENT_CLOSE
-                n_events += 1
-                owners.append(index)
-                pieces.append(-1)
-                ends.data[index] = index + 1
-                in_code = False
+                out.close_empty(index)
         elif node.type == LXB_TEXT or node.type == LXB_CDATA:
             text_node = <tr_lxb_character_data_t*>node
-            if not in_code and text_node.length:
-                text = _lxb_text(text_node.data, text_node.length)
-                if n_events and out[n_events - 1] == EVENT_TEXT:
-                    texts[len(texts) - 1] += text
-                else:
-                    texts.append(text)
-                    out[n_events] = EVENT_TEXT
-                    n_events += 1
-                    owners.append(stack.data[stack.size - 1])
-                    pieces.append(len(texts) - 1)
+            if not out.in_code and text_node.length:
+                out.text(_lxb_text(text_node.data, text_node.length))
         # Next in document order: the next sibling, else close the ancestors without one.
         while node.next is NULL and recorded.size:
             node = node.parent
             recorded.size -= 1
-            if not recorded.data[recorded.size]:
-                continue
-            if n_events + 1 >= capacity:
-                capacity *= 2
-                PyByteArray_Resize(events, capacity)
-                out = PyByteArray_AS_STRING(events)
-            out[n_events] = EVENT_CLOSE
-            n_events += 1
-            stack.size -= 1
-            index = stack.data[stack.size]
-            owners.append(index)
-            pieces.append(-1)
-            ends.data[index] = len(tags)
-            in_code = False
+            if recorded.data[recorded.size]:
+                out.close()
         if not recorded.size:  # back at the root: its siblings are not the page's
             break
         node = node.next
-    check_deadline()
-    read_signals(signal_indices, signal_attribs)
-    recorder.hinted.extend(hinted)
-    PyByteArray_Resize(events, n_events)
-    recorder.events = events
-    recorder.shape = tuple(part.take() for part in (parents, depths, ends, owners, pieces))
+    out.finish(recorder)
 
 
 cdef extern from "<string.h>":
