@@ -157,7 +157,7 @@ def site_golds(pages: Sequence[_data.Page]) -> dict[Gold, list[str | None]]:
     bodies = [page.gold.get("body") for page in pages]
     if any(body is None for body in bodies):
         return {gold: [None] * len(pages) for gold in GOLDS}
-    return {"template-free": list(without_disclaimers(bodies)), "as given": bodies}
+    return {"template-free": without_disclaimers(bodies), "as given": bodies}
 
 
 def run_set(dataset: str, algorithm: str, model: str | None = None) -> dict[Gold, list[PageResult]]:
@@ -248,9 +248,8 @@ def known_pages(
                 template = memory.template_blocks(
                     site, documents[index], blocks, own, content=labellings[index].content_nodes
                 )
-                texts[hold] = discount_template(documents[index], labellings[index], template)[
-                    0
-                ].text
+                discounted, _ = discount_template(documents[index], labellings[index], template)
+                texts[hold] = discounted.text
             for gold, bodies in golds.items():
                 for column, text in texts.items():
                     scores[gold][column].append(_score(page, "dragnet", text, bodies[index]))

@@ -49,6 +49,7 @@ from __future__ import annotations
 import json
 import re
 from collections import OrderedDict
+from collections.abc import Iterable
 from copy import deepcopy
 from dataclasses import replace
 from functools import cache
@@ -90,6 +91,12 @@ HEADLINE_SHARE = 0.25
 _MIN_HEADLINE_CHARS = 10
 
 
+def _fingerprints(parts: Iterable[bytes]) -> np.ndarray:
+    """The fingerprint of each of ``parts``: its 8-byte BLAKE2b hash as a ``uint64``."""
+    digests = b"".join(blake2b(part, digest_size=8).digest() for part in parts)
+    return np.frombuffer(digests, dtype="<u8").astype(np.uint64)
+
+
 def page_fingerprints(document: Document) -> tuple[np.ndarray, np.ndarray]:
     """The page's text blocks (node indices, document order) and their fingerprints
     (``uint64``, aligned; see the module docstring)."""
@@ -105,11 +112,10 @@ def page_fingerprints(document: Document) -> tuple[np.ndarray, np.ndarray]:
     normalised = "\0".join(pieces).encode().translate(_DIGITS_TO_ZERO, _WHITESPACE).split(b"\0")
     starts = np.searchsorted(block_of, blocks).tolist()
     ends = np.searchsorted(block_of, blocks, side="right").tolist()
-    digests = b"".join(
-        blake2b(b"".join((b"L" if link else b"T", *normalised[start:end])), digest_size=8).digest()
+    return blocks, _fingerprints(
+        b"".join((b"L" if link else b"T", *normalised[start:end]))
         for start, end, link in zip(starts, ends, is_link, strict=True)
     )
-    return blocks, np.frombuffer(digests, dtype="<u8").astype(np.uint64)
 
 
 def _headline_key(text: str | None) -> bytes | None:
@@ -123,9 +129,7 @@ def headline_fingerprint(text: str | None) -> np.uint64 | None:
     """The fingerprint of a headline or a link's text (8 bytes of BLAKE2b of its key:
     lower case, letters and digits only); None when too short to tell apart."""
     key = _headline_key(text)
-    if key is None:
-        return None
-    return np.frombuffer(blake2b(key, digest_size=8).digest(), dtype="<u8")[0].astype(np.uint64)
+    return None if key is None else _fingerprints([key])[0]
 
 
 def _headline_links(document: Document) -> tuple[np.ndarray, np.ndarray]:
@@ -136,8 +140,7 @@ def _headline_links(document: Document) -> tuple[np.ndarray, np.ndarray]:
     blocks = np.flatnonzero((chars >= _MIN_HEADLINE_CHARS) & (2 * nodes.block_link_chars > chars))
     keys = [_headline_key(text) for text in document.block_texts(blocks)]
     long_enough = np.array([key is not None for key in keys], dtype=bool)
-    digests = b"".join(blake2b(key, digest_size=8).digest() for key in keys if key is not None)
-    prints = np.frombuffer(digests, dtype="<u8").astype(np.uint64)
+    prints = _fingerprints(key for key in keys if key is not None)
     return prints, chars[blocks[long_enough]].astype(np.int64)
 
 
@@ -167,8 +170,7 @@ def _domain_extractor() -> Any:
 
 
 def _url_fingerprint(url: str) -> np.uint64:
-    digest = blake2b(url.partition("#")[0].encode(), digest_size=8).digest()
-    return np.frombuffer(digest, dtype="<u8")[0].astype(np.uint64)
+    return _fingerprints([url.partition("#")[0].encode()])[0]
 
 
 def _merged(old: np.ndarray, is_new: np.ndarray, new: np.ndarray | int) -> np.ndarray:
@@ -224,12 +226,13 @@ class _Site:
         found[inside] = self.fingerprints[at[inside]] == unique[inside]
         self.pages[at[found]] += 1
         self.last_seen[at[found]] = self.pages_seen
-        if not found.all():
+        new = unique[~found]
+        if len(new):
             # The new fingerprints' places in the merged sorted arrays (np.insert of three
             # arrays, with one mask).
-            is_new = np.zeros(len(self.fingerprints) + len(unique) - int(found.sum()), dtype=bool)
-            is_new[at[~found] + np.arange(len(unique) - int(found.sum()))] = True
-            self.fingerprints = _merged(self.fingerprints, is_new, unique[~found])
+            is_new = np.zeros(len(self.fingerprints) + len(new), dtype=bool)
+            is_new[at[~found] + np.arange(len(new))] = True
+            self.fingerprints = _merged(self.fingerprints, is_new, new)
             self.pages = _merged(self.pages, is_new, 1)
             self.last_seen = _merged(self.last_seen, is_new, self.pages_seen)
         if len(self.fingerprints) > max_entries:
