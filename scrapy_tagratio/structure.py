@@ -32,7 +32,10 @@ with array operations:
 5. **Per group**: a comment thread (a teaser list) has at least ``min_repeats`` items that
    look like comments (teasers), :data:`GROUP_SHARE` of its items at least; a teaser
    list's headlines lead to distinct pages (that share again). A group that qualifies as
-   both is a teaser list: headlines linking away are what comments lack.
+   both is a teaser list: headlines linking away are what comments lack. A group one of
+   whose items holds more than :data:`LAYOUT_SHARE` of the page's text is neither: it is
+   the page's layout (columns, the main region beside a sidebar), and a list of teasers
+   or comments is never most of the page it sits on.
 
 The result flags items and every node inside them (:class:`Structures`). It describes; it
 does not decide: a live blog is a repeated structure of timed posts, a forum page's thread
@@ -52,6 +55,7 @@ __all__ = [
     "COMMENT_BODY_CHARS",
     "GROUP_SHARE",
     "HEADLINE_CHARS",
+    "LAYOUT_SHARE",
     "META_CHARS",
     "MIN_REPEATS",
     "Structures",
@@ -73,6 +77,9 @@ GROUP_SHARE = 0.6
 #: A teaser's headline link holds at least this share of the item's text (unless the link
 #: sits in a heading): a summary may follow it, a comment's body dwarfs its author link.
 HEADLINE_SHARE = 0.2
+#: A group with an item holding more than this share of the page's text is the page's
+#: layout, not a thread or teaser list (design constant: "most of the page").
+LAYOUT_SHARE = 0.5
 
 #: Tags that never make an item: an article is a run of paragraphs and headings.
 _NEVER_ITEMS = ("p", "h1", "h2", "h3", "h4", "h5", "h6", "br", "hr", "html", "body")
@@ -223,11 +230,14 @@ def _find_structures(document: Document, min_repeats: int) -> Structures:
     comments = np.bincount(number, weights=looks_comment, minlength=n_groups)
     teasers = np.bincount(number, weights=looks_teaser, minlength=n_groups)
     comment_share, teaser_share = comments / size, teasers / size
+    layout = np.zeros(n_groups, dtype=bool)
+    layout[number[chars > LAYOUT_SHARE * float(nodes.chars[0])]] = True
     pairs = np.unique(number[looks_teaser] * max(len(target_ids), 1) + targets[looks_teaser])
     distinct = np.bincount(pairs // max(len(target_ids), 1), minlength=n_groups) / size
     teaser_group = (teasers >= min_repeats) & (teaser_share >= GROUP_SHARE)
-    teaser_group &= distinct >= GROUP_SHARE
+    teaser_group &= (distinct >= GROUP_SHARE) & ~layout
     comment_group = (comments >= min_repeats) & (comment_share >= GROUP_SHARE) & ~teaser_group
+    comment_group &= ~layout
 
     comment_items = np.zeros(n, dtype=bool)
     teaser_items = np.zeros(n, dtype=bool)

@@ -117,6 +117,31 @@ def test_article_sections_with_headings_are_no_thread() -> None:
     assert not find_structures(doc).comment.any()
 
 
+def test_a_layout_column_holding_most_of_the_page_is_no_teaser_list() -> None:
+    # Three sibling columns, each led by a headline linking to another page: the shape of a
+    # teaser list, but the first column holds most of the page's text (the article, its
+    # title linking to its permalink), so the group is the page's layout (a dragnet-dev
+    # page of this shape had its whole article flagged as teasers).
+    columns = [
+        f"<div><h2><a href='/2024/wall'>Council repairs the wall</a></h2>{STORY}</div>",
+        *(f"<div><h3><a href='/other/{i}'>Another story about the town {i}</a></h3></div>"
+          for i in range(2)),
+    ]  # fmt: skip
+    found = find_structures(page(*columns))
+    assert (found.group >= 0).sum() == 3  # the columns are a repeated structure
+    assert not found.teaser.any() and not found.comment.any()
+
+
+def test_the_layout_rule_leaves_a_teaser_list_beside_an_article() -> None:
+    # The same columns hold no article: each is a small part of the page, a teaser list.
+    columns = [
+        f"<div><h3><a href='/other/{i}'>Another story about the town {i}</a></h3></div>"
+        for i in range(3)
+    ]
+    found = find_structures(page(f"<article>{STORY}</article>", *columns))
+    assert found.teaser_items.sum() == 3
+
+
 def test_paragraphs_are_never_items() -> None:
     doc = page(STORY)
     assert (repeated_items(doc.nodes) < 0).all()
