@@ -773,13 +773,26 @@ class OverviewModel:
         drop = self.threshold if drop is None else drop
         uncertain = min(self.uncertain_threshold, drop) if uncertain is None else uncertain
         score = 1.0 / (1.0 + np.exp(-(base + contributions.sum(axis=-1))))
-        structure = 1.0 / (1.0 + np.exp(-(base + contributions @ self._structural)))
         code = np.asarray(score >= uncertain, dtype=np.int8)
-        listing = (score >= drop) & (structure >= min(self.structure_threshold, drop))
+        listing = (score >= drop) & (
+            self.structure_probability(base, contributions) >= min(self.structure_threshold, drop)
+        )
         if self._listed.size:
-            listing &= (x[..., self._listed] > 0).any(axis=-1)
+            listing &= self.has_structure(x)
         code[listing] = 2
         return score, code
+
+    def structure_probability(self, base: float, contributions: np.ndarray) -> np.ndarray:
+        """The probability from the page's structure alone, its declarations and URL
+        (:data:`SIGNALS`) at their neutral value, from the rows' :meth:`contributions`."""
+        return 1.0 / (1.0 + np.exp(-(base + contributions @ self._structural)))
+
+    def has_structure(self, x: np.ndarray) -> np.ndarray:
+        """Per row of ``x``: the page holds teasers or lists (``teaser_share`` or
+        ``list_share`` above 0; True for all when the model reads neither)."""
+        if not self._listed.size:
+            return np.ones(x.shape[:-1], dtype=bool)
+        return np.asarray((x[..., self._listed] > 0).any(axis=-1))
 
 
 @cache
