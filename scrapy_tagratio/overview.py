@@ -53,6 +53,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from functools import cache, cached_property
@@ -78,6 +79,7 @@ __all__ = [
     "FEATURES",
     "MODEL_FILE",
     "MODEL_FORMAT",
+    "SIGNALS",
     "OverviewDetector",
     "OverviewModel",
     "OverviewVerdict",
@@ -512,12 +514,16 @@ def _page_signals(document: Document) -> tuple[bool, bool, bool, bool, bool, boo
     """declares article / item / listing, og:type website, published time, rel=next/prev.
 
     From the attributes of ``meta``, ``script``, ``link`` and ``a`` elements and the
-    microdata types, as the page was read (:class:`~scrapy_tagratio.reader.PageEvents`)."""
+    microdata types, as the page was read (:class:`~scrapy_tagratio.reader.PageEvents`).
+    An article or item type repeated in the microdata, where ``og:type`` and JSON-LD
+    declare no such thing, declares a list of them (a category page's products, a
+    front's stories), not one."""
     page = document.page
     attributes = page.attributes
-    types = {t.strip().rstrip("/").rsplit("/", 1)[-1] for t in attributes.itemtypes}
+    microdata = Counter(t.strip().rstrip("/").rsplit("/", 1)[-1] for t in attributes.itemtypes)
+    declared: set[str] = set()
     for script in attributes.json_ld:
-        types.update(_JSONLD_TYPE.findall(page.own_text(script)[:20000]))
+        declared.update(_JSONLD_TYPE.findall(page.own_text(script)[:20000]))
     og_type = ""
     published = False
     for meta_property, name, itemprop, content in attributes.metas:
@@ -526,10 +532,15 @@ def _page_signals(document: Document) -> tuple[bool, bool, bool, bool, bool, boo
             og_type = (content or "").strip().lower()
         published = published or key in _PUBLISHED_META
     paginated = _REL_PAGINATION.search(" ".join(attributes.rels)) is not None
+    article = bool(declared & ARTICLE_TYPES) or og_type == "article"
+    item = bool(declared & ITEM_TYPES) or og_type.split(".")[0] in ("product", "video", "book")
+    repeated = {name for name, count in microdata.items() if count >= 2}
+    articles = not article and bool(repeated & ARTICLE_TYPES)
+    items = not item and bool(repeated & ITEM_TYPES)
     return (
-        bool(types & ARTICLE_TYPES) or og_type == "article",
-        bool(types & ITEM_TYPES) or og_type.split(".")[0] in ("product", "video", "book"),
-        bool(types & LISTING_TYPES),
+        article or (bool(microdata.keys() & ARTICLE_TYPES) and not articles),
+        item or (bool(microdata.keys() & ITEM_TYPES) and not items),
+        bool((declared | microdata.keys()) & LISTING_TYPES) or articles or items,
         og_type == "website",
         published,
         paginated,
