@@ -520,7 +520,6 @@ def _page_signals(document: Document) -> tuple[bool, bool, bool, bool, bool, boo
     front's stories), not one."""
     page = document.page
     attributes = page.attributes
-    microdata = Counter(t.strip().rstrip("/").rsplit("/", 1)[-1] for t in attributes.itemtypes)
     declared: set[str] = set()
     for script in attributes.json_ld:
         declared.update(_JSONLD_TYPE.findall(page.own_text(script)[:20000]))
@@ -534,17 +533,16 @@ def _page_signals(document: Document) -> tuple[bool, bool, bool, bool, bool, boo
     paginated = _REL_PAGINATION.search(" ".join(attributes.rels)) is not None
     article = bool(declared & ARTICLE_TYPES) or og_type == "article"
     item = bool(declared & ITEM_TYPES) or og_type.split(".")[0] in ("product", "video", "book")
-    repeated = {name for name, count in microdata.items() if count >= 2}
-    articles = not article and bool(repeated & ARTICLE_TYPES)
-    items = not item and bool(repeated & ITEM_TYPES)
-    return (
-        article or (bool(microdata.keys() & ARTICLE_TYPES) and not articles),
-        item or (bool(microdata.keys() & ITEM_TYPES) and not items),
-        bool((declared | microdata.keys()) & LISTING_TYPES) or articles or items,
-        og_type == "website",
-        published,
-        paginated,
-    )
+    listing = bool(declared & LISTING_TYPES)
+    if attributes.itemtypes:
+        microdata = Counter(t.strip().rstrip("/").rsplit("/", 1)[-1] for t in attributes.itemtypes)
+        repeated = {name for name, count in microdata.items() if count >= 2}
+        articles = not article and bool(repeated & ARTICLE_TYPES)
+        items = not item and bool(repeated & ITEM_TYPES)
+        article = article or (bool(microdata.keys() & ARTICLE_TYPES) and not articles)
+        item = item or (bool(microdata.keys() & ITEM_TYPES) and not items)
+        listing = listing or bool(microdata.keys() & LISTING_TYPES) or articles or items
+    return article, item, listing, og_type == "website", published, paginated
 
 
 def _headline_share(nodes: NodeTable, page: _PageArrays) -> float:
@@ -803,7 +801,7 @@ class OverviewModel:
         ``list_share`` above 0; True for all when the model reads neither)."""
         if not self._listed.size:
             return np.ones(x.shape[:-1], dtype=bool)
-        return np.asarray((x[..., self._listed] > 0).any(axis=-1))
+        return np.logical_or.reduce(x[..., self._listed] > 0, axis=-1)
 
 
 @cache
