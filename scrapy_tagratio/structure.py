@@ -32,12 +32,15 @@ with array operations:
 5. **Per group**: a comment thread (a teaser list) has at least ``min_repeats`` items that
    look like comments (teasers), :data:`GROUP_SHARE` of its items at least; a teaser
    list's headlines lead to distinct pages (that share again). A group that qualifies as
-   both is a teaser list: headlines linking away are what comments lack. A group one of
-   whose items holds more than :data:`LAYOUT_SHARE` of the page's text is neither: it is
-   the page's layout (columns, the main region beside a sidebar), and a list of teasers
-   or comments is never most of the page it sits on.
+   both is a teaser list: headlines linking away are what comments lack.
 
-The result flags items and every node inside them (:class:`Structures`). It describes; it
+The result flags items and every node inside them (:class:`Structures`).
+:meth:`Structures.without_layout` drops the groups that are the page's layout: a group one
+of whose items holds more than :data:`LAYOUT_SHARE` of the page's text (columns, the main
+region beside sidebars; a teaser list or thread is never most of its page). The default
+algorithm reads those (on some templates the column holding article and comments is an
+item of such a group, and the whole article looked like teasers); the overview detector
+reads all (a story's own pane among its teasers is evidence it weighs). It describes; it
 does not decide: a live blog is a repeated structure of timed posts, a forum page's thread
 is its content, and callers weigh these flags with the position after the article's end.
 """
@@ -78,7 +81,7 @@ GROUP_SHARE = 0.6
 #: sits in a heading): a summary may follow it, a comment's body dwarfs its author link.
 HEADLINE_SHARE = 0.2
 #: A group with an item holding more than this share of the page's text is the page's
-#: layout, not a thread or teaser list (design constant: "most of the page").
+#: layout (:meth:`Structures.without_layout`; design constant: "most of the page").
 LAYOUT_SHARE = 0.5
 
 #: Tags that never make an item: an article is a run of paragraphs and headings.
@@ -115,6 +118,25 @@ class Structures:
     def repeated(self) -> np.ndarray:
         """Boolean per node: it is an item of some repeated structure."""
         return self.group >= 0
+
+    def without_layout(self, nodes: NodeTable) -> Structures:
+        """These structures less the groups that are the page's layout: a group one of
+        whose items holds more than :data:`LAYOUT_SHARE` of the page's text (``nodes``,
+        the page's node table) is no thread or teaser list. ``self`` when there is none."""
+        items = np.flatnonzero(self.group >= 0)
+        large = items[nodes.chars[items] > LAYOUT_SHARE * float(nodes.chars[0])]
+        if not large.size:
+            return self
+        layout = np.isin(self.group, np.unique(self.group[large]))
+        comment_items = self.comment_items & ~layout
+        teaser_items = self.teaser_items & ~layout
+        return Structures(
+            group=self.group,
+            comment_items=comment_items,
+            teaser_items=teaser_items,
+            comment=nodes.with_descendants(comment_items),
+            teaser=nodes.with_descendants(teaser_items),
+        )
 
 
 def repeated_items(nodes: NodeTable, min_repeats: int = MIN_REPEATS) -> np.ndarray:
@@ -230,14 +252,11 @@ def _find_structures(document: Document, min_repeats: int) -> Structures:
     comments = np.bincount(number, weights=looks_comment, minlength=n_groups)
     teasers = np.bincount(number, weights=looks_teaser, minlength=n_groups)
     comment_share, teaser_share = comments / size, teasers / size
-    layout = np.zeros(n_groups, dtype=bool)
-    layout[number[chars > LAYOUT_SHARE * float(nodes.chars[0])]] = True
     pairs = np.unique(number[looks_teaser] * max(len(target_ids), 1) + targets[looks_teaser])
     distinct = np.bincount(pairs // max(len(target_ids), 1), minlength=n_groups) / size
     teaser_group = (teasers >= min_repeats) & (teaser_share >= GROUP_SHARE)
-    teaser_group &= (distinct >= GROUP_SHARE) & ~layout
+    teaser_group &= distinct >= GROUP_SHARE
     comment_group = (comments >= min_repeats) & (comment_share >= GROUP_SHARE) & ~teaser_group
-    comment_group &= ~layout
 
     comment_items = np.zeros(n, dtype=bool)
     teaser_items = np.zeros(n, dtype=bool)

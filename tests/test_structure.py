@@ -117,7 +117,7 @@ def test_article_sections_with_headings_are_no_thread() -> None:
     assert not find_structures(doc).comment.any()
 
 
-def test_a_layout_column_holding_most_of_the_page_is_no_teaser_list() -> None:
+def test_a_layout_column_holding_most_of_the_page_makes_no_teaser_list() -> None:
     # Three sibling columns, each led by a headline linking to another page: the shape of a
     # teaser list, but the first column holds most of the page's text (the article, its
     # title linking to its permalink), so the group is the page's layout (a dragnet-dev
@@ -127,9 +127,11 @@ def test_a_layout_column_holding_most_of_the_page_is_no_teaser_list() -> None:
         *(f"<div><h3><a href='/other/{i}'>Another story about the town {i}</a></h3></div>"
           for i in range(2)),
     ]  # fmt: skip
-    found = find_structures(page(*columns))
+    doc = page(*columns)
+    found = find_structures(doc).without_layout(doc.nodes)
     assert (found.group >= 0).sum() == 3  # the columns are a repeated structure
     assert not found.teaser.any() and not found.comment.any()
+    assert find_structures(doc).teaser.any()  # what the overview detector reads
 
 
 def test_the_layout_rule_leaves_a_teaser_list_beside_an_article() -> None:
@@ -138,7 +140,9 @@ def test_the_layout_rule_leaves_a_teaser_list_beside_an_article() -> None:
         f"<div><h3><a href='/other/{i}'>Another story about the town {i}</a></h3></div>"
         for i in range(3)
     ]
-    found = find_structures(page(f"<article>{STORY}</article>", *columns))
+    doc = page(f"<article>{STORY}</article>", *columns)
+    found = find_structures(doc)
+    assert found.without_layout(doc.nodes) is found
     assert found.teaser_items.sum() == 3
 
 

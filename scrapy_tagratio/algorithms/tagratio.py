@@ -15,7 +15,8 @@ block* (the nearest block-level element of each piece of text) from:
   or an ancestor whose class/id/role words name a boilerplate region (class words are the
   vocabulary of web templates, English whatever the page's language);
 * structure (:mod:`..structure`): whether it lies in a comment thread, a teaser list or any
-  repeated sibling item, found without reading a word;
+  repeated sibling item, found without reading a word (less the groups that are the page's
+  layout, :meth:`~scrapy_tagratio.structure.Structures.without_layout`);
 * context: the *main container*, the max-DensitySum node outside every comment thread and
   teaser list (:func:`main_container`: a thread often holds the densest node, and must not
   become the article); whether the block lies inside it or after its end, its depth below
@@ -197,7 +198,7 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
     marked, threshold = extract_content(nodes, density, 1.0)
     by_cectd = nodes.with_descendants(marked)
     sums = density_sum(nodes, density)
-    structures = find_structures(document)
+    structures = find_structures(document).without_layout(nodes)
     main = main_container(nodes, sums, structures)
     main_path = nodes.ancestors_or_self(main)
     under_tag = nodes.with_descendants(nodes.tag_mask(BOILERPLATE_TAGS) & ~main_path)
