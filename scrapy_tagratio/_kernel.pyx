@@ -12,7 +12,8 @@ side refuses the kernel when the running versions differ (the structs and the C 
 what the module was compiled for only then).
 
 :func:`collapsed_lengths` counts the node table's characters (runs of text with their
-white space collapsed) in C for the pages this kernel reads.
+white space collapsed) and :func:`tree_sums` evaluates the default's block model in C
+for the pages this kernel reads.
 """
 
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_FromStringAndSize, PyByteArray_Resize
@@ -575,6 +576,41 @@ def collapsed_lengths(list texts, list pieces):
         lengths[i] = count
     return out
 
+
+
+def tree_sums(
+    const double[:, ::1] x,
+    const Py_ssize_t[::1] feature,
+    const double[::1] threshold,
+    const Py_ssize_t[::1] left,
+    const Py_ssize_t[::1] right,
+    const double[::1] value,
+    const Py_ssize_t[::1] roots,
+    int depth,
+    double[::1] out,
+):
+    """Per row of ``x``, the sum of the leaf values of boosted trees (the flat node
+    arrays of :class:`~scrapy_tagratio.algorithms.trees.BoostedTrees`, one root per
+    tree in ``roots``) into ``out``: each row walks ``depth`` steps down each tree (left
+    when its feature value is at most the node's threshold) and the leaves are added in
+    tree order, the walk and the order of numpy's evaluation, so the sums are the same
+    floats."""
+    cdef Py_ssize_t row, tree_index, node, step
+    cdef double total
+    for row in range(x.shape[0]):
+        total = 0.0
+        for tree_index in range(roots.shape[0]):
+            node = roots[tree_index]
+            for step in range(depth):
+                if x[row, feature[node]] <= threshold[node]:
+                    node = left[node]
+                else:
+                    node = right[node]
+            if tree_index:
+                total += value[node]
+            else:
+                total = value[node]
+        out[row] = total
 
 # ----------------------------------------------------------------------------- lexbor
 # The walk over lexbor's tree (selectolax's parser, :mod:`scrapy_tagratio.lexbor_reader`).
