@@ -34,7 +34,7 @@ import numpy as np
 from lxml import etree
 
 from .cleaning import BLOCK_TAGS, LINK_TAGS, VOID_TAGS, TagClasses, _block_content, _dropped
-from .decoding import _decode, _refuse_binary, decode_html
+from .decoding import _decode, _decode_utf8, _refuse_binary, decode_html
 from .errors import ExtractionError
 from .events import EVENT_CLOSE, EVENT_OPEN, EVENT_TEXT, KEPT_ATTRIBUTES, PageEvents
 from .nodetable import NodeTable, _subtree_mask, _subtree_sum
@@ -182,8 +182,15 @@ class Document:
 
     @cached_property
     def page(self) -> PageEvents:
-        """The page as lxml's parser reads it (:mod:`.reader`): no tree is built."""
-        return read_page(self.text, lambda: self.check_deadline("reading the page"))
+        """The page as lxml's parser reads it (:mod:`.reader`): no tree is built. Bytes
+        that are the UTF-8 of their text go to the parser as they are (not encoded again)."""
+        markup, utf8 = self._input, None
+        if isinstance(markup, str):
+            text = markup
+        else:
+            text, same = _decode_utf8(markup, self._content_type)
+            utf8 = markup if same else None
+        return read_page(text, lambda: self.check_deadline("reading the page"), utf8=utf8)
 
     # ------------------------------------------------------------------ the walk
     @cached_property
