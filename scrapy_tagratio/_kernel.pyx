@@ -11,16 +11,20 @@ Built against one lxml and one libxml2; :data:`BUILT_AGAINST` says which, and th
 side refuses the kernel when the running versions differ (the structs and the C API are
 what the module was compiled for only then).
 
-:func:`collapsed_lengths` counts the node table's characters (runs of text with their
-white space collapsed) and :func:`tree_sums` evaluates the default's block model in C
-for the pages this kernel reads.
+For the pages this kernel reads, three more loops run in C: :func:`collapsed_lengths`
+counts the node table's characters (runs of text with their white space collapsed),
+:func:`text_lines` builds the text output and :func:`tree_sums` evaluates the default's
+block model.
 """
 
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_FromStringAndSize, PyByteArray_Resize
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from libc.stdint cimport int32_t, int64_t, uintptr_t
-from cpython.unicode cimport Py_UNICODE_ISSPACE, PyUnicode_DecodeUTF8
+from cpython.unicode cimport (
+    Py_UNICODE_ISSPACE, PyUnicode_DATA, PyUnicode_DecodeUTF8, PyUnicode_KIND, PyUnicode_New,
+    PyUnicode_WRITE,
+)
 from libc.string cimport memcpy, strlen
 
 cimport cython
@@ -577,6 +581,58 @@ def collapsed_lengths(list texts, list pieces):
     return out
 
 
+
+cdef Py_ssize_t _lines(
+    list texts, const int32_t[::1] pieces, unsigned int kind, void* data, Py_UCS4* widest
+):
+    """The state machine of :func:`text_lines`: counts the characters of the text (and
+    its widest character into ``widest``) when ``data`` is NULL, else writes them."""
+    cdef Py_ssize_t i, length = 0
+    cdef bint started = False, pending = False  # a line has a word; white space after it
+    cdef int32_t piece
+    cdef Py_UCS4 ch
+    cdef str text
+    for i in range(pieces.shape[0]):
+        piece = pieces[i]
+        if piece < 0:  # a line break
+            started = pending = False
+            continue
+        text = <str>texts[piece]
+        for ch in text:
+            if Py_UNICODE_ISSPACE(ch):
+                pending = started
+                continue
+            if not started:
+                if length:
+                    if data is not NULL:
+                        PyUnicode_WRITE(kind, data, length, 10)  # "\n" between lines
+                    length += 1
+                started = True
+            elif pending:
+                if data is not NULL:
+                    PyUnicode_WRITE(kind, data, length, 32)  # " " between words
+                length += 1
+            pending = False
+            if data is not NULL:
+                PyUnicode_WRITE(kind, data, length, ch)
+            elif ch > widest[0]:
+                widest[0] = ch
+            length += 1
+    return length
+
+
+def text_lines(list texts, const int32_t[::1] pieces):
+    """The text of the runs ``texts[p]`` for ``p`` in ``pieces`` (-1: a line break),
+    as :meth:`~scrapy_tagratio.document.Document.text_of` gives it: each line's words
+    (``str.split``'s white space is ``Py_UNICODE_ISSPACE``) joined by one space, lines
+    without a word left out, the others joined by newlines; built in two passes (the
+    size and widest character, then the characters), so the string is made once, in
+    its final width."""
+    cdef Py_UCS4 widest = 0
+    cdef Py_ssize_t length = _lines(texts, pieces, 0, NULL, &widest)
+    cdef str out = PyUnicode_New(length, widest)
+    _lines(texts, pieces, PyUnicode_KIND(out), PyUnicode_DATA(out), &widest)
+    return out
 
 def tree_sums(
     const double[:, ::1] x,

@@ -313,8 +313,13 @@ class Document:
         )
         # A selected open/close event is a line break: piece -1, the marker. A long text
         # goes in parts of about _CHUNK_EVENTS events, cut at line breaks, so that the
-        # word and line lists of str.split stay small.
+        # word and line lists of str.split stay small; the compiled kernel builds the
+        # same text in one C loop (two passes over the characters, no word list).
         piece = walk.piece[selected]
+        kernel = active_kernel()
+        if kernel is not None:
+            text: str = kernel.text_lines(self.page.texts, piece)
+            return text
         breaks = np.flatnonzero(piece < 0)
         cuts = breaks[np.flatnonzero(np.diff(breaks // _CHUNK_EVENTS)) + 1]
         parts = []

@@ -16,6 +16,7 @@ from lxml import etree
 from scrapy_tagratio import ExtractionError, extract
 from scrapy_tagratio.document import Document, parse_html, strip_tags
 from scrapy_tagratio.nodetable import _subtree_mask, _subtree_sum
+from scrapy_tagratio.reader import kernel_status
 from scrapy_tagratio.source import _SOURCE_JUNK, _SOURCE_TAG
 
 
@@ -315,3 +316,35 @@ def test_subtree_masks_and_sums_are_those_of_a_walk_up_the_tree(
     assert _subtree_sum(ends, values).tolist() == [
         int(values[[j for j in range(n) if i in path(j)]].sum()) for i in range(n)
     ]
+
+
+#: White space of every kind str.split knows, and characters of every string width.
+_RUN_CHARACTERS = " \t\n\x1c\x85\xa0\u2003\u3000ab\xe9\u4e2d\U0001f600"
+
+
+@pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
+@given(
+    st.lists(
+        st.one_of(
+            st.none(),
+            st.text(st.sampled_from(_RUN_CHARACTERS), max_size=8),
+        ),
+        max_size=12,
+    )
+)
+@example([" a ", None, "\u2003", None, "b\x1cc", "\U0001f600 "])
+def test_the_kernels_text_is_the_text_of_str_split(runs: list[str | None]) -> None:
+    """The kernel's text output (``text_lines``) against its definition: per line (runs
+    between breaks, None here), the words joined by a space; lines without words left
+    out; newlines between. The widest character decides the string's width, so the
+    result compares equal to Python's own string."""
+    from scrapy_tagratio import _kernel  # type: ignore[attr-defined]
+
+    texts = [run for run in runs if run is not None]
+    pieces, index = [], 0
+    for run in runs:
+        pieces.append(-1 if run is None else index)
+        index += run is not None
+    lines = "".join("\0" if run is None else run for run in runs).split("\0")
+    expected = "\n".join(filter(None, (" ".join(line.split()) for line in lines)))
+    assert _kernel.text_lines(texts, np.array(pieces, dtype=np.int32)) == expected
