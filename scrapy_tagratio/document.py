@@ -459,14 +459,17 @@ def _hidden_to_skip(page: PageEvents, body: int) -> list[int]:
     hidden = page.attributes.hidden
     if not hidden:
         return hidden
-    is_text = page.kinds == EVENT_TEXT
+    # Runs of text are numbered in document order and every one lies in an element, so
+    # an element's text is the runs between its opening and closing events: a
+    # difference of prefix sums of their lengths, for the few elements asked about.
     lengths = np.fromiter(map(len, page.texts), np.int64, len(page.texts))
-    owners = page.nodes[is_text]
-    own = np.bincount(
-        owners[owners >= 0], weights=lengths[page.pieces[is_text]][owners >= 0], minlength=len(page)
-    )
-    text = _subtree_sum(page.end, own)
-    return [i for i in hidden if 2 * text[i] <= text[body]]
+    prefix = np.concatenate(([0], np.cumsum(lengths)))
+    opening, closing = page._spans
+    asked = np.array([*hidden, body])
+    text_events = np.flatnonzero(page.kinds == EVENT_TEXT)
+    runs = np.searchsorted(text_events, np.stack((opening[asked], closing[asked])))
+    text = (prefix[runs[1]] - prefix[runs[0]]).tolist()
+    return [i for i, chars in zip(hidden, text, strict=False) if 2 * chars <= text[-1]]
 
 
 def _body(page: PageEvents) -> int:
