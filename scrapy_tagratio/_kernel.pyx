@@ -11,10 +11,10 @@ Built against one lxml and one libxml2; :data:`BUILT_AGAINST` says which, and th
 side refuses the kernel when the running versions differ (the structs and the C API are
 what the module was compiled for only then).
 
-For the pages this kernel reads, three more loops run in C: :func:`collapsed_lengths`
-counts the node table's characters (runs of text with their white space collapsed),
-:func:`text_lines` builds the text output and :func:`tree_sums` evaluates the default's
-block model.
+For the pages this kernel reads, more loops run in C: :func:`collapsed_lengths` counts
+the node table's characters (runs of text with their white space collapsed),
+:func:`text_lines` and :func:`collapsed_runs` build the text and HTML output, and
+:func:`tree_sums` evaluates the default's block model.
 """
 
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_FromStringAndSize, PyByteArray_Resize
@@ -632,6 +632,54 @@ def text_lines(list texts, const int32_t[::1] pieces):
     cdef Py_ssize_t length = _lines(texts, pieces, 0, NULL, &widest)
     cdef str out = PyUnicode_New(length, widest)
     _lines(texts, pieces, PyUnicode_KIND(out), PyUnicode_DATA(out), &widest)
+    return out
+
+def collapsed_runs(list texts, const int32_t[::1] pieces):
+    """Per index in ``pieces``, the run ``texts[i]`` with each stretch of white space
+    (``Py_UNICODE_ISSPACE``, as ``str.split``) made one space, at its ends too: what
+    :func:`~scrapy_tagratio.document._collapse_pieces` gives, for the cleaned HTML. A run
+    without such a stretch is returned as it is."""
+    cdef Py_ssize_t n = pieces.shape[0], i, length, at
+    cdef list out = []
+    cdef str text, collapsed
+    cdef bint space, changed
+    cdef Py_UCS4 ch, widest
+    cdef unsigned int kind
+    cdef void* data
+    for i in range(n):
+        text = <str>texts[pieces[i]]
+        length = 0
+        widest = 0
+        space = changed = False
+        for ch in text:  # the size, the widest character, and whether anything changes
+            if Py_UNICODE_ISSPACE(ch):
+                changed |= space or ch != 32
+                if not space:
+                    length += 1
+                space = True
+            else:
+                space = False
+                length += 1
+                if ch > widest:
+                    widest = ch
+        if not changed:
+            out.append(text)
+            continue
+        collapsed = PyUnicode_New(length, widest if widest > 32 else 32)
+        kind, data = PyUnicode_KIND(collapsed), PyUnicode_DATA(collapsed)
+        at = 0
+        space = False
+        for ch in text:
+            if Py_UNICODE_ISSPACE(ch):
+                if not space:
+                    PyUnicode_WRITE(kind, data, at, 32)
+                    at += 1
+                space = True
+            else:
+                space = False
+                PyUnicode_WRITE(kind, data, at, ch)
+                at += 1
+        out.append(collapsed)
     return out
 
 def tree_sums(

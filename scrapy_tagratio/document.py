@@ -389,7 +389,13 @@ class Document:
         kinds, nodes = walk.kinds[events], walk.owners[events]
         markup = np.empty(len(events), dtype=object)
         is_text = kinds == EVENT_TEXT
-        texts = _collapse_pieces(walk.pieces[walk.piece[events[is_text]]].tolist())
+        pieces = walk.piece[events[is_text]]
+        kernel = active_kernel()
+        texts = (
+            kernel.collapsed_runs(self.page.texts, pieces)
+            if kernel is not None
+            else _collapse_pieces(walk.pieces[pieces].tolist())
+        )
         if texts:  # escaped in one pass; the markers survive escaping
             markup[is_text] = escape(_BREAK.join(texts), quote=False).split(_BREAK)
         tags, attributes = walk.table.tag, self.page.attributes.kept

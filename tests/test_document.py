@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from lxml import etree
 
 from scrapy_tagratio import ExtractionError, extract
-from scrapy_tagratio.document import Document, parse_html, strip_tags
+from scrapy_tagratio.document import Document, _collapse_pieces, parse_html, strip_tags
 from scrapy_tagratio.nodetable import _subtree_mask, _subtree_sum
 from scrapy_tagratio.reader import kernel_status
 from scrapy_tagratio.source import _SOURCE_JUNK, _SOURCE_TAG
@@ -348,3 +348,16 @@ def test_the_kernels_text_is_the_text_of_str_split(runs: list[str | None]) -> No
     lines = "".join("\0" if run is None else run for run in runs).split("\0")
     expected = "\n".join(filter(None, (" ".join(line.split()) for line in lines)))
     assert _kernel.text_lines(texts, np.array(pieces, dtype=np.int32)) == expected
+
+
+@pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
+@given(st.lists(st.text(st.sampled_from(_RUN_CHARACTERS), max_size=8), max_size=12))
+@example(["a  b", " ", "", "\u3000x\t", "plain text", "\U0001f600 \xe9"])
+def test_the_kernels_runs_for_html_are_collapse_pieces(runs: list[str]) -> None:
+    """The kernel's runs of the cleaned HTML (``collapsed_runs``) are those of the pure
+    path (``_collapse_pieces``): each stretch of white space one space, at the ends too."""
+    from scrapy_tagratio import _kernel  # type: ignore[attr-defined]
+
+    order = np.arange(len(runs), dtype=np.int32)[::-1].copy()
+    expected = _collapse_pieces([runs[i] for i in order.tolist()])
+    assert _kernel.collapsed_runs(runs, order) == expected
