@@ -32,9 +32,12 @@ Printed, in one run:
   thresholds chosen in each training fold; the same for the baselines;
 * with ``--show N``: the N content pages with the highest held-out scores and the N overview
   pages with the lowest, with the detector's reasons;
+* with ``--why``: each overview page missed under the site-grouped folds, with and without
+  URL, and which test kept it (score under the drop threshold, structure alone under the
+  gate, no teasers or lists), counted per cause;
 * the detector's added time per page beside the extraction's, measured in the same loop.
 
-Usage: ``python -m benchmarks.overview [--limit N] [--show N] [--fit]``. ``--fit`` fits the
+Usage: ``python -m benchmarks.overview [--limit N] [--show N] [--why] [--fit]``. ``--fit`` fits the
 model on the whole pool (penalty and thresholds chosen by site-grouped folds of it), runs the
 evaluation above and writes both into the model file. Needs ../shared/benchmarks (or
 TAGRATIO_BENCHMARKS).
@@ -444,6 +447,54 @@ def show(data: Data, held: Held, count: int) -> list[str]:
     return lines
 
 
+#: Why an overview page was not dropped (:func:`why_missed`), each test in turn.
+CAUSES = ("score under the drop threshold", "structure alone under the gate", "no teasers or lists")
+
+
+def why_missed(data: Data, seed: int = 0) -> list[str]:
+    """Per overview page held out in the site-grouped folds (the folds of
+    :func:`site_grouped`, models fitted as there) and not called overview, with and without
+    URL: which of the tests of :meth:`~scrapy_tagratio.overview.OverviewModel.decide` it
+    failed (:data:`CAUSES`), counted per combination of causes, then one line per page with
+    its score, its structure's score and the largest contributions."""
+    failed: dict[int, list[tuple[int, str]]] = {0: [], 1: []}
+    for train, test in protocol.site_folds(
+        data.pages, OUTER_FOLDS, labels=data.truth.astype(int), seed=seed
+    ):
+        model = fitted(data, train, seed)
+        gate = min(model.structure_threshold, model.threshold)
+        for mode, x in enumerate((data.with_url, data.without_url)):
+            rows = x[test]
+            base, parts = model.contributions(rows)
+            score, code = model.decide(rows, base, parts)
+            structure = model.structure_probability(base, parts)
+            listed = model.has_structure(rows)
+            for k in np.flatnonzero(data.truth[test] & (code != 2)).tolist():
+                tests = (score[k] < model.threshold, structure[k] < gate, not listed[k])
+                causes = " + ".join(c for c, fails in zip(CAUSES, tests, strict=True) if fails)
+                top = np.argsort(-np.abs(parts[k]))[:3].tolist()
+                failed[mode].append(
+                    (
+                        int(test[k]),
+                        f"{causes or 'uncertain band'}: score {score[k]:.2f} "
+                        f"(drop {model.threshold:.2f}), structure {structure[k]:.3f} "
+                        f"(gate {gate:.3f}); "
+                        + ", ".join(f"{data.names[j]} {parts[k][j]:+.2f}" for j in top),
+                    )
+                )
+    lines = []
+    for mode, url in ((0, "with URL"), (1, "without URL")):
+        counts: dict[str, int] = {}
+        for _, line in failed[mode]:
+            cause = line.split(":")[0]
+            counts[cause] = counts.get(cause, 0) + 1
+        lines.append(f"overview pages missed {url}: {len(failed[mode])}")
+        lines += [f"  {n:3d}  {cause}" for cause, n in sorted(counts.items(), key=lambda c: -c[1])]
+        for i, line in sorted(failed[mode], key=lambda f: f[1]):
+            lines.append(f"    {data.pages[i].key}  {line}")
+    return lines
+
+
 def fingerprint(data: Data) -> dict[str, Any]:
     """What the model was fitted on: the pool's pages and labels, hashed."""
     digest = hashlib.sha1()
@@ -465,6 +516,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--limit", type=int, default=None, help="about N pages, every k-th of the pool"
     )
     parser.add_argument("--show", type=int, default=0, help="print the N worst pages each way")
+    parser.add_argument(
+        "--why", action="store_true", help="print why each missed overview page was missed"
+    )
     parser.add_argument(
         "--features",
         default=",".join(MODEL_FEATURES),
@@ -502,6 +556,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     if args.show:
         print("\n".join(show(data, grouped["combined (protocol)"], args.show)))
+    if args.why:
+        print("\n".join(why_missed(data)))
     if args.fit:
         everything = np.arange(len(records))
         model = fitted(data, everything)

@@ -53,6 +53,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from functools import cache, cached_property
@@ -78,6 +79,7 @@ __all__ = [
     "FEATURES",
     "MODEL_FILE",
     "MODEL_FORMAT",
+    "SIGNALS",
     "OverviewDetector",
     "OverviewModel",
     "OverviewVerdict",
@@ -512,12 +514,15 @@ def _page_signals(document: Document) -> tuple[bool, bool, bool, bool, bool, boo
     """declares article / item / listing, og:type website, published time, rel=next/prev.
 
     From the attributes of ``meta``, ``script``, ``link`` and ``a`` elements and the
-    microdata types, as the page was read (:class:`~scrapy_tagratio.reader.PageEvents`)."""
+    microdata types, as the page was read (:class:`~scrapy_tagratio.reader.PageEvents`).
+    An article or item type repeated in the microdata, where ``og:type`` and JSON-LD
+    declare no such thing, declares a list of them (a category page's products, a
+    front's stories), not one."""
     page = document.page
     attributes = page.attributes
-    types = {t.strip().rstrip("/").rsplit("/", 1)[-1] for t in attributes.itemtypes}
+    declared: set[str] = set()
     for script in attributes.json_ld:
-        types.update(_JSONLD_TYPE.findall(page.own_text(script)[:20000]))
+        declared.update(_JSONLD_TYPE.findall(page.own_text(script)[:20000]))
     og_type = ""
     published = False
     for meta_property, name, itemprop, content in attributes.metas:
@@ -526,14 +531,18 @@ def _page_signals(document: Document) -> tuple[bool, bool, bool, bool, bool, boo
             og_type = (content or "").strip().lower()
         published = published or key in _PUBLISHED_META
     paginated = _REL_PAGINATION.search(" ".join(attributes.rels)) is not None
-    return (
-        bool(types & ARTICLE_TYPES) or og_type == "article",
-        bool(types & ITEM_TYPES) or og_type.split(".")[0] in ("product", "video", "book"),
-        bool(types & LISTING_TYPES),
-        og_type == "website",
-        published,
-        paginated,
-    )
+    article = bool(declared & ARTICLE_TYPES) or og_type == "article"
+    item = bool(declared & ITEM_TYPES) or og_type.split(".")[0] in ("product", "video", "book")
+    listing = bool(declared & LISTING_TYPES)
+    if attributes.itemtypes:
+        microdata = Counter(t.strip().rstrip("/").rsplit("/", 1)[-1] for t in attributes.itemtypes)
+        repeated = {name for name, count in microdata.items() if count >= 2}
+        articles = not article and bool(repeated & ARTICLE_TYPES)
+        items = not item and bool(repeated & ITEM_TYPES)
+        article = article or (bool(microdata.keys() & ARTICLE_TYPES) and not articles)
+        item = item or (bool(microdata.keys() & ITEM_TYPES) and not items)
+        listing = listing or bool(microdata.keys() & LISTING_TYPES) or articles or items
+    return article, item, listing, og_type == "website", published, paginated
 
 
 def _headline_share(nodes: NodeTable, page: _PageArrays) -> float:
@@ -773,13 +782,26 @@ class OverviewModel:
         drop = self.threshold if drop is None else drop
         uncertain = min(self.uncertain_threshold, drop) if uncertain is None else uncertain
         score = 1.0 / (1.0 + np.exp(-(base + contributions.sum(axis=-1))))
-        structure = 1.0 / (1.0 + np.exp(-(base + contributions @ self._structural)))
         code = np.asarray(score >= uncertain, dtype=np.int8)
-        listing = (score >= drop) & (structure >= min(self.structure_threshold, drop))
+        listing = (score >= drop) & (
+            self.structure_probability(base, contributions) >= min(self.structure_threshold, drop)
+        )
         if self._listed.size:
-            listing &= (x[..., self._listed] > 0).any(axis=-1)
+            listing &= self.has_structure(x)
         code[listing] = 2
         return score, code
+
+    def structure_probability(self, base: float, contributions: np.ndarray) -> np.ndarray:
+        """The probability from the page's structure alone, its declarations and URL
+        (:data:`SIGNALS`) at their neutral value, from the rows' :meth:`contributions`."""
+        return 1.0 / (1.0 + np.exp(-(base + contributions @ self._structural)))
+
+    def has_structure(self, x: np.ndarray) -> np.ndarray:
+        """Per row of ``x``: the page holds teasers or lists (``teaser_share`` or
+        ``list_share`` above 0; True for all when the model reads neither)."""
+        if not self._listed.size:
+            return np.ones(x.shape[:-1], dtype=bool)
+        return np.logical_or.reduce(x[..., self._listed] > 0, axis=-1)
 
 
 @cache

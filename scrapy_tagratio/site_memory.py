@@ -54,6 +54,8 @@ from copy import deepcopy
 from dataclasses import replace
 from functools import cache
 from hashlib import blake2b
+from itertools import compress
+from operator import add
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -79,10 +81,12 @@ __all__ = [
 Scope = Literal["host", "domain"]
 #: The fitted constants (written by ``python -m benchmarks.site_memory --fit``).
 MODEL_PATH = Path(__file__).resolve().parent / "models" / "site_memory.json"
+_EMPTY_HASH = blake2b(digest_size=8)
 _DIGITS_TO_ZERO = bytes.maketrans(b"0123456789", b"0000000000")
 _WHITESPACE = b" \t\n\r\f\v"
 _WWW = re.compile(r"^www\d*\.")
 _NOT_WORD = re.compile(r"\W+")
+_NOT_WORD_NOR_NUL = re.compile(r"[^\w\0]+")
 #: A page links to at least this many headlines of the site's articles ...
 HEADLINE_LINKS = 3
 #: ... whose link text is at least this share of the page's text: an overview page.
@@ -93,8 +97,29 @@ _MIN_HEADLINE_CHARS = 10
 
 def _fingerprints(parts: Iterable[bytes]) -> np.ndarray:
     """The fingerprint of each of ``parts``: its 8-byte BLAKE2b hash as a ``uint64``."""
-    digests = b"".join(blake2b(part, digest_size=8).digest() for part in parts)
+    digests = bytearray()
+    for part in parts:
+        # Copying an empty hash is cheaper than parsing a new one's keyword arguments.
+        hash_ = _EMPTY_HASH.copy()
+        hash_.update(part)
+        digests += hash_.digest()
     return np.frombuffer(digests, dtype="<u8").astype(np.uint64)
+
+
+def _joined_blocks(document: Document, blocks: np.ndarray) -> bytes:
+    """The text of ``blocks`` (layout block nodes holding text, in document order) in
+    UTF-8, each block's pieces (:attr:`Document.pieces_by_block`) as they are, a NUL
+    between two blocks (the reader drops NUL characters, so none is text)."""
+    block_of, pieces = document.pieces_by_block
+    wanted = np.zeros(len(document.nodes), dtype=bool)
+    wanted[blocks] = True
+    in_blocks = wanted[block_of]
+    owners = block_of[in_blocks]
+    joined = np.frombuffer("\0".join(compress(pieces, in_blocks.tolist())).encode(), np.uint8)
+    between_pieces = np.flatnonzero(joined == 0)
+    keep = np.ones(len(joined), dtype=bool)
+    keep[between_pieces[owners[1:] == owners[:-1]]] = False
+    return joined[keep].tobytes()
 
 
 def page_fingerprints(document: Document) -> tuple[np.ndarray, np.ndarray]:
@@ -105,17 +130,11 @@ def page_fingerprints(document: Document) -> tuple[np.ndarray, np.ndarray]:
     blocks = np.flatnonzero(chars > 0)
     if not len(blocks):
         return blocks, np.zeros(0, dtype=np.uint64)
-    is_link = (2 * nodes.block_link_chars[blocks] > chars[blocks]).tolist()
-    block_of, pieces = document.pieces_by_block
-    # Normalised in one pass over all pieces (a NUL between pieces: the reader drops NUL
-    # characters, so none is text): ASCII white space out, every digit a 0.
-    normalised = "\0".join(pieces).encode().translate(_DIGITS_TO_ZERO, _WHITESPACE).split(b"\0")
-    starts = np.searchsorted(block_of, blocks).tolist()
-    ends = np.searchsorted(block_of, blocks, side="right").tolist()
-    return blocks, _fingerprints(
-        b"".join((b"L" if link else b"T", *normalised[start:end]))
-        for start, end, link in zip(starts, ends, is_link, strict=True)
-    )
+    # Normalised in one pass: ASCII white space out, every digit a 0.
+    texts = _joined_blocks(document, blocks).translate(_DIGITS_TO_ZERO, _WHITESPACE)
+    is_link = 2 * nodes.block_link_chars[blocks] > chars[blocks]
+    kinds = [b"L" if link else b"T" for link in is_link.tolist()]
+    return blocks, _fingerprints(map(add, kinds, texts.split(b"\0")))
 
 
 def _headline_key(text: str | None) -> bytes | None:
@@ -138,9 +157,13 @@ def _headline_links(document: Document) -> tuple[np.ndarray, np.ndarray]:
     nodes = document.nodes
     chars = nodes.block_chars
     blocks = np.flatnonzero((chars >= _MIN_HEADLINE_CHARS) & (2 * nodes.block_link_chars > chars))
-    keys = [_headline_key(text) for text in document.block_texts(blocks)]
-    long_enough = np.array([key is not None for key in keys], dtype=bool)
-    prints = _fingerprints(key for key in keys if key is not None)
+    if not len(blocks):
+        return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
+    # Every block's key (as _headline_key makes it) in one pass over their joined text.
+    texts = _NOT_WORD_NOR_NUL.sub("", _joined_blocks(document, blocks).decode().lower())
+    keys = texts.split("\0")
+    long_enough = np.array([len(key) >= _MIN_HEADLINE_CHARS for key in keys], dtype=bool)
+    prints = _fingerprints(key.encode() for key in keys if len(key) >= _MIN_HEADLINE_CHARS)
     return prints, chars[blocks[long_enough]].astype(np.int64)
 
 
@@ -171,6 +194,16 @@ def _domain_extractor() -> Any:
 
 def _url_fingerprint(url: str) -> np.uint64:
     return _fingerprints([url.partition("#")[0].encode()])[0]
+
+
+def _find(ordered: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each of ``values`` is or would go in the sorted array ``ordered``, and whether
+    it is there (a binary search: ``np.isin`` costs many times more on arrays this short)."""
+    at = np.searchsorted(ordered, values)
+    found = np.zeros(len(values), dtype=bool)
+    inside = at < len(ordered)
+    found[inside] = ordered[at[inside]] == values[inside]
+    return at, found
 
 
 def _merged(old: np.ndarray, is_new: np.ndarray, new: np.ndarray | int) -> np.ndarray:
@@ -205,13 +238,10 @@ class _Site:
 
     def counts(self, fingerprints: np.ndarray) -> np.ndarray:
         """Pages each fingerprint was seen on (0 for unknown ones)."""
-        if not len(self.fingerprints):
-            return np.zeros(len(fingerprints), dtype=np.int64)
-        at = np.minimum(
-            np.searchsorted(self.fingerprints, fingerprints), len(self.fingerprints) - 1
-        )
-        found = self.fingerprints[at] == fingerprints
-        return np.where(found, self.pages[at], 0).astype(np.int64)
+        at, found = _find(self.fingerprints, fingerprints)
+        counts = np.zeros(len(fingerprints), dtype=np.int64)
+        counts[found] = self.pages[at[found]]
+        return counts
 
     def record(self, fingerprints: np.ndarray, max_entries: int) -> None:
         """Count one more page holding each of ``fingerprints`` (each counted once)."""
@@ -220,10 +250,7 @@ class _Site:
         first = np.ones(len(unique), dtype=bool)
         first[1:] = unique[1:] != unique[:-1]
         unique = unique[first]
-        at = np.searchsorted(self.fingerprints, unique)
-        found = np.zeros(len(unique), dtype=bool)
-        inside = at < len(self.fingerprints)
-        found[inside] = self.fingerprints[at[inside]] == unique[inside]
+        at, found = _find(self.fingerprints, unique)
         self.pages[at[found]] += 1
         self.last_seen[at[found]] = self.pages_seen
         new = unique[~found]
@@ -384,7 +411,7 @@ class SiteMemory:
         entry = self._sites.get(site)
         if entry is None:
             return np.zeros(len(fingerprints), dtype=bool)
-        return np.isin(fingerprints, entry.headlines)
+        return _find(np.sort(entry.headlines), fingerprints)[1]
 
     def headlines(self, site: str) -> int:
         """Headlines of ``site`` recorded."""

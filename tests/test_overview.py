@@ -23,6 +23,7 @@ from scrapy_tagratio.overview import (
     FEATURES,
     MODEL_FILE,
     MODEL_FORMAT,
+    SIGNALS,
     PageEvidence,
     page_evidence,
     shipped_model,
@@ -282,6 +283,31 @@ def test_microdata_and_rel_next_in_the_body() -> None:
     assert evidence_of(paged).paginated
 
 
+def marked_up_front(itemtype: str, head: str = "") -> str:
+    """The section front with each teaser marked up as a microdata ``itemtype``."""
+    return (
+        front_page()
+        .replace("<article>", f'<article itemscope itemtype="https://schema.org/{itemtype}">')
+        .replace("</title>", "</title>" + head)
+    )
+
+
+@pytest.mark.parametrize("itemtype", ["NewsArticle", "Product"])
+def test_a_type_repeated_in_the_microdata_declares_a_list(itemtype: str) -> None:
+    """Twelve teasers each marked up as a NewsArticle (a Product) declare a list of them,
+    not one; the same page whose og:type or JSON-LD declares one article (one product)
+    declares that, as a page with one such microdata item does."""
+    single = "declares_article" if itemtype == "NewsArticle" else "declares_item"
+    listed = evidence_of(marked_up_front(itemtype))
+    assert listed.declares_listing and not getattr(listed, single)
+    own = evidence_of(marked_up_front(itemtype, jsonld(f'{{"@type": "{itemtype}"}}')))
+    assert getattr(own, single) and not own.declares_listing
+    once = evidence_of(article_page().replace(
+        "<article>", f'<article itemscope itemtype="https://schema.org/{itemtype}">'
+    ))  # fmt: skip
+    assert getattr(once, single) and not once.declares_listing
+
+
 def test_declared_types_move_the_score_their_way() -> None:
     detector = OverviewDetector()
     plain = extract(front_page(), overview=detector).overview_score
@@ -407,7 +433,9 @@ def test_url_and_declarations_are_never_decisive_alone() -> None:
     home = extract(page, url="https://example.com/").overview_score
     structure = extract(page).overview_score  # no URL, no declarations
     assert structure < home
-    for gate, verdict in (((structure + home) / 2, "uncertain"), (structure, "overview")):
+    # Just under the structure's score (the gate sums the same contributions in another
+    # order, so the two may differ in the last bit).
+    for gate, verdict in (((structure + home) / 2, "uncertain"), (structure * 0.999, "overview")):
         model = dataclasses.replace(shipped_model(), structure_threshold=gate)
         result = extract(
             page,
@@ -415,6 +443,22 @@ def test_url_and_declarations_are_never_decisive_alone() -> None:
             overview=OverviewDetector(threshold=home, uncertain_threshold=0.0, model=model),
         )
         assert result.overview_verdict == verdict and result.is_overview == (verdict == "overview")
+
+
+def test_structure_probability_leaves_the_declarations_and_url_out() -> None:
+    """The gate's score is the model's probability for the same page with every
+    declaration and URL feature at its neutral value (flags absent)."""
+    model = shipped_model()
+    evidence = evidence_of(
+        article_page(head=jsonld('{"@type": "NewsArticle"}')), url="https://example.com/"
+    )
+    x = model.vector(evidence, 500)
+    neutral = x.copy()
+    neutral[[i for i, name in enumerate(model.features) if name in SIGNALS]] = 0.0
+    assert x.tolist() != neutral.tolist()
+    structure = model.structure_probability(*model.contributions(x))
+    assert structure == pytest.approx(model.probability(neutral), rel=1e-12)
+    assert structure != pytest.approx(model.probability(x), rel=1e-3)
 
 
 def test_structure_threshold_is_the_training_share_of_overview_pages() -> None:
