@@ -48,7 +48,7 @@ from typing import Any
 from lxml import etree
 
 from scrapy_tagratio import DEFAULT_ALGORITHM, extract, reader
-from scrapy_tagratio.decoding import decode_html
+from scrapy_tagratio.decoding import _decode_utf8
 from scrapy_tagratio.lexbor_reader import lexbor_status
 
 from . import _data
@@ -119,8 +119,15 @@ def _with_reader(name: str, method: Method) -> Method:
 
 
 def _read(name: str) -> Method:
-    """Decoding and reading alone (``read_page``), by reader ``name``."""
-    return lambda html, tree, url: reader.read_page(decode_html(html), reader=name)
+    """Decoding and reading alone (``read_page``), by reader ``name``, as a page's
+    :class:`~scrapy_tagratio.document.Document` reads it (bytes that are the text's UTF-8
+    go to the parser as they are)."""
+
+    def run(html: bytes, tree: Any, url: str | None) -> object:
+        text, same = _decode_utf8(html, None)
+        return reader.read_page(text, reader=name, utf8=html if same else None)
+
+    return run
 
 
 def available_readers() -> list[str]:

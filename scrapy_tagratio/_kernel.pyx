@@ -11,15 +11,20 @@ Built against one lxml and one libxml2; :data:`BUILT_AGAINST` says which, and th
 side refuses the kernel when the running versions differ (the structs and the C API are
 what the module was compiled for only then).
 
-:func:`collapsed_lengths` counts the node table's characters (runs of text with their
-white space collapsed) in C for the pages this kernel reads.
+For the pages this kernel reads, more loops run in C: :func:`collapsed_lengths` counts
+the node table's characters (runs of text with their white space collapsed),
+:func:`text_lines` and :func:`collapsed_runs` build the text and HTML output, and
+:func:`tree_sums` evaluates the default's block model.
 """
 
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_FromStringAndSize, PyByteArray_Resize
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from libc.stdint cimport int32_t, int64_t, uintptr_t
-from cpython.unicode cimport Py_UNICODE_ISSPACE, PyUnicode_DecodeUTF8
+from cpython.unicode cimport (
+    Py_UNICODE_ISSPACE, PyUnicode_DATA, PyUnicode_DecodeUTF8, PyUnicode_KIND, PyUnicode_New,
+    PyUnicode_WRITE,
+)
 from libc.string cimport memcpy, strlen
 
 cimport cython
@@ -575,6 +580,141 @@ def collapsed_lengths(list texts, list pieces):
         lengths[i] = count
     return out
 
+
+
+cdef Py_ssize_t _lines(
+    list texts, const int32_t[::1] pieces, unsigned int kind, void* data, Py_UCS4* widest
+):
+    """The state machine of :func:`text_lines`: counts the characters of the text (and
+    its widest character into ``widest``) when ``data`` is NULL, else writes them."""
+    cdef Py_ssize_t i, length = 0
+    cdef bint started = False, pending = False  # a line has a word; white space after it
+    cdef int32_t piece
+    cdef Py_UCS4 ch
+    cdef str text
+    for i in range(pieces.shape[0]):
+        piece = pieces[i]
+        if piece < 0:  # a line break
+            started = pending = False
+            continue
+        text = <str>texts[piece]
+        for ch in text:
+            if Py_UNICODE_ISSPACE(ch):
+                pending = started
+                continue
+            if not started:
+                if length:
+                    if data is not NULL:
+                        PyUnicode_WRITE(kind, data, length, 10)  # "\n" between lines
+                    length += 1
+                started = True
+            elif pending:
+                if data is not NULL:
+                    PyUnicode_WRITE(kind, data, length, 32)  # " " between words
+                length += 1
+            pending = False
+            if data is not NULL:
+                PyUnicode_WRITE(kind, data, length, ch)
+            elif ch > widest[0]:
+                widest[0] = ch
+            length += 1
+    return length
+
+
+def text_lines(list texts, const int32_t[::1] pieces):
+    """The text of the runs ``texts[p]`` for ``p`` in ``pieces`` (-1: a line break),
+    as :meth:`~scrapy_tagratio.document.Document.text_of` gives it: each line's words
+    (``str.split``'s white space is ``Py_UNICODE_ISSPACE``) joined by one space, lines
+    without a word left out, the others joined by newlines; built in two passes (the
+    size and widest character, then the characters), so the string is made once, in
+    its final width."""
+    cdef Py_UCS4 widest = 0
+    cdef Py_ssize_t length = _lines(texts, pieces, 0, NULL, &widest)
+    cdef str out = PyUnicode_New(length, widest)
+    _lines(texts, pieces, PyUnicode_KIND(out), PyUnicode_DATA(out), &widest)
+    return out
+
+def collapsed_runs(list texts, const int32_t[::1] pieces):
+    """Per index in ``pieces``, the run ``texts[i]`` with each stretch of white space
+    (``Py_UNICODE_ISSPACE``, as ``str.split``) made one space, at its ends too: what
+    :func:`~scrapy_tagratio.document._collapse_pieces` gives, for the cleaned HTML. A run
+    without such a stretch is returned as it is."""
+    cdef Py_ssize_t n = pieces.shape[0], i, length, at
+    cdef list out = []
+    cdef str text, collapsed
+    cdef bint space, changed
+    cdef Py_UCS4 ch, widest
+    cdef unsigned int kind
+    cdef void* data
+    for i in range(n):
+        text = <str>texts[pieces[i]]
+        length = 0
+        widest = 0
+        space = changed = False
+        for ch in text:  # the size, the widest character, and whether anything changes
+            if Py_UNICODE_ISSPACE(ch):
+                changed |= space or ch != 32
+                if not space:
+                    length += 1
+                space = True
+            else:
+                space = False
+                length += 1
+                if ch > widest:
+                    widest = ch
+        if not changed:
+            out.append(text)
+            continue
+        collapsed = PyUnicode_New(length, widest if widest > 32 else 32)
+        kind, data = PyUnicode_KIND(collapsed), PyUnicode_DATA(collapsed)
+        at = 0
+        space = False
+        for ch in text:
+            if Py_UNICODE_ISSPACE(ch):
+                if not space:
+                    PyUnicode_WRITE(kind, data, at, 32)
+                    at += 1
+                space = True
+            else:
+                space = False
+                PyUnicode_WRITE(kind, data, at, ch)
+                at += 1
+        out.append(collapsed)
+    return out
+
+def tree_sums(
+    const double[:, ::1] x,
+    const Py_ssize_t[::1] feature,
+    const double[::1] threshold,
+    const Py_ssize_t[::1] left,
+    const Py_ssize_t[::1] right,
+    const double[::1] value,
+    const Py_ssize_t[::1] roots,
+    int depth,
+    double[::1] out,
+):
+    """Per row of ``x``, the sum of the leaf values of boosted trees (the flat node
+    arrays of :class:`~scrapy_tagratio.algorithms.trees.BoostedTrees`, one root per
+    tree in ``roots``) into ``out``: each row walks ``depth`` steps down each tree (left
+    when its feature value is at most the node's threshold) and the leaves are added in
+    tree order, the walk and the order of numpy's evaluation, so the sums are the same
+    floats."""
+    cdef Py_ssize_t row, tree_index, node, step
+    cdef double total
+    for row in range(x.shape[0]):
+        total = 0.0
+        for tree_index in range(roots.shape[0]):
+            node = roots[tree_index]
+            for step in range(depth):
+                if x[row, feature[node]] <= threshold[node]:
+                    node = left[node]
+                else:
+                    node = right[node]
+            if tree_index:
+                total += value[node]
+            else:
+                total = value[node]
+        out[row] = total
 
 # ----------------------------------------------------------------------------- lexbor
 # The walk over lexbor's tree (selectolax's parser, :mod:`scrapy_tagratio.lexbor_reader`).

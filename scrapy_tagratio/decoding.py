@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import re
 
 from w3lib.encoding import html_to_unicode
@@ -80,10 +81,25 @@ def _decode(data: bytes, content_type: str | None) -> str:
     that are valid UTF-8 (and not ASCII) are read as UTF-8: re-encoded saves and
     misconfigured servers declare latin-1 over UTF-8, and trusting them gives mojibake
     ("Ã©" for "é"); real latin-1 text is almost never valid UTF-8."""
+    return _decode_utf8(data, content_type)[0]
+
+
+def _decode_utf8(data: bytes, content_type: str | None) -> tuple[str, bool]:
+    """:func:`_decode`'s text, and whether ``data`` is exactly its UTF-8 encoding: read
+    as UTF-8 without a byte order mark and without a replaced byte, or ASCII read by an
+    ASCII-compatible legacy charset. The readers then hand ``data`` to the parser as it
+    is instead of encoding the text again."""
     encoding, text = html_to_unicode(content_type, data, auto_detect_fun=_detect_encoding)
-    if _LEGACY_CHARSET.match(encoding) and not data.isascii():
+    if _LEGACY_CHARSET.match(encoding):
+        if data.isascii():
+            return text, True
         try:
-            return data.decode("utf-8")
+            return data.decode("utf-8"), True
         except UnicodeDecodeError:
-            pass
-    return text
+            return text, False
+    same = (
+        codecs.lookup(encoding).name == "utf-8"
+        and not data.startswith(codecs.BOM_UTF8)
+        and "\ufffd" not in text
+    )
+    return text, same

@@ -34,7 +34,7 @@ import numpy as np
 from lxml import etree
 
 from .cleaning import BLOCK_TAGS, LINK_TAGS, VOID_TAGS, TagClasses, _block_content, _dropped
-from .decoding import _decode, _refuse_binary, decode_html
+from .decoding import _decode, _decode_utf8, _refuse_binary, decode_html
 from .errors import ExtractionError
 from .events import EVENT_CLOSE, EVENT_OPEN, EVENT_TEXT, KEPT_ATTRIBUTES, PageEvents
 from .nodetable import NodeTable, _subtree_mask, _subtree_sum
@@ -182,8 +182,15 @@ class Document:
 
     @cached_property
     def page(self) -> PageEvents:
-        """The page as lxml's parser reads it (:mod:`.reader`): no tree is built."""
-        return read_page(self.text, lambda: self.check_deadline("reading the page"))
+        """The page as lxml's parser reads it (:mod:`.reader`): no tree is built. Bytes
+        that are the UTF-8 of their text go to the parser as they are (not encoded again)."""
+        markup, utf8 = self._input, None
+        if isinstance(markup, str):
+            text = markup
+        else:
+            text, same = _decode_utf8(markup, self._content_type)
+            utf8 = markup if same else None
+        return read_page(text, lambda: self.check_deadline("reading the page"), utf8=utf8)
 
     # ------------------------------------------------------------------ the walk
     @cached_property
@@ -306,8 +313,13 @@ class Document:
         )
         # A selected open/close event is a line break: piece -1, the marker. A long text
         # goes in parts of about _CHUNK_EVENTS events, cut at line breaks, so that the
-        # word and line lists of str.split stay small.
+        # word and line lists of str.split stay small; the compiled kernel builds the
+        # same text in one C loop (two passes over the characters, no word list).
         piece = walk.piece[selected]
+        kernel = active_kernel()
+        if kernel is not None:
+            text: str = kernel.text_lines(self.page.texts, piece)
+            return text
         breaks = np.flatnonzero(piece < 0)
         cuts = breaks[np.flatnonzero(np.diff(breaks // _CHUNK_EVENTS)) + 1]
         parts = []
@@ -377,7 +389,13 @@ class Document:
         kinds, nodes = walk.kinds[events], walk.owners[events]
         markup = np.empty(len(events), dtype=object)
         is_text = kinds == EVENT_TEXT
-        texts = _collapse_pieces(walk.pieces[walk.piece[events[is_text]]].tolist())
+        pieces = walk.piece[events[is_text]]
+        kernel = active_kernel()
+        texts = (
+            kernel.collapsed_runs(self.page.texts, pieces)
+            if kernel is not None
+            else _collapse_pieces(walk.pieces[pieces].tolist())
+        )
         if texts:  # escaped in one pass; the markers survive escaping
             markup[is_text] = escape(_BREAK.join(texts), quote=False).split(_BREAK)
         tags, attributes = walk.table.tag, self.page.attributes.kept
@@ -447,14 +465,17 @@ def _hidden_to_skip(page: PageEvents, body: int) -> list[int]:
     hidden = page.attributes.hidden
     if not hidden:
         return hidden
-    is_text = page.kinds == EVENT_TEXT
+    # Runs of text are numbered in document order and every one lies in an element, so
+    # an element's text is the runs between its opening and closing events: a
+    # difference of prefix sums of their lengths, for the few elements asked about.
     lengths = np.fromiter(map(len, page.texts), np.int64, len(page.texts))
-    owners = page.nodes[is_text]
-    own = np.bincount(
-        owners[owners >= 0], weights=lengths[page.pieces[is_text]][owners >= 0], minlength=len(page)
-    )
-    text = _subtree_sum(page.end, own)
-    return [i for i in hidden if 2 * text[i] <= text[body]]
+    prefix = np.concatenate(([0], np.cumsum(lengths)))
+    opening, closing = page._spans
+    asked = np.array([*hidden, body])
+    text_events = np.flatnonzero(page.kinds == EVENT_TEXT)
+    runs = np.searchsorted(text_events, np.stack((opening[asked], closing[asked])))
+    text = (prefix[runs[1]] - prefix[runs[0]]).tolist()
+    return [i for i, chars in zip(hidden, text, strict=False) if 2 * chars <= text[-1]]
 
 
 def _body(page: PageEvents) -> int:

@@ -151,22 +151,21 @@ def _node_iter(root: Any, start: Callable[[str, Any], None]) -> Any:
 
 
 def read_lexbor(
-    text: str,
+    data: bytes,
+    linear: Callable[[], PageEvents],
     check_deadline: Callable[[], None],
-    prepared: Callable[[str], str],
-    linear: Callable[[str, Callable[[], None]], PageEvents],
     compiled: bool = True,
 ) -> PageEvents:
-    """Parse ``prepared(text)`` with lexbor (up to its last ``</html>``) and walk the tree
-    into the recorder: by the compiled walk when it is usable (:func:`lexbor_walk_status`)
-    and ``compiled``, else in Python. A page lexbor should not read (too deep, or a
-    frameset: :func:`scan_markup`) is read by ``linear`` instead."""
+    """Parse ``data`` (the page as the parsers get it, in UTF-8) with lexbor (up to its
+    last ``</html>``) and walk the tree into the recorder: by the compiled walk when it
+    is usable (:func:`lexbor_walk_status`) and ``compiled``, else in Python. A page lexbor
+    should not read (too deep, or a frameset: :func:`scan_markup`) is read by ``linear()``
+    instead."""
     if _LEXBOR is None:
         raise RuntimeError(f"the lexbor reader needs selectolax: {_STATUS}")
-    data = prepared(text).encode("utf-8", "replace")
     to_linear, has_tbody, html_end = scan_markup(data)
     if to_linear:
-        return linear(text, check_deadline)
+        return linear()
     if html_end >= 0:  # what follows goes to a second root in libxml2's tree: dropped
         data = data[:html_end]
     tree = _LEXBOR.LexborHTMLParser(data)
@@ -218,7 +217,7 @@ def _load_walk() -> tuple[ModuleType | None, str]:
     previous, _KERNEL = _KERNEL, kernel
     try:
         pages = [
-            read_lexbor(_PROBE, lambda: None, str, _no_linear, compiled)
+            read_lexbor(_PROBE.encode("utf-8"), _no_linear, lambda: None, compiled)
             for compiled in (True, False)
         ]
     finally:
@@ -228,7 +227,7 @@ def _load_walk() -> tuple[ModuleType | None, str]:
     return kernel, f"compiled walk, built against selectolax {built}"
 
 
-def _no_linear(text: str, check_deadline: Callable[[], None]) -> PageEvents:
+def _no_linear() -> PageEvents:
     raise AssertionError("the probe page is not deep")
 
 

@@ -195,7 +195,9 @@ def clean(text: str) -> str:
     white space collapsed."""
     if "&" in text:
         text = unescape(text)
-    return " ".join(_INVISIBLE.sub("", text).split())
+    if not text.isascii():  # the invisible characters are not ASCII
+        text = _INVISIBLE.sub("", text)
+    return " ".join(text.split())
 
 
 def _text(value: Any) -> str | None:
@@ -592,6 +594,8 @@ def _from_meta(
     )
     for table, source, microdata in tables:
         for name, keys in table.items():
+            if metas.keys().isdisjoint(keys):  # nothing to offer (most fields of a page)
+                continue
             keyed = [
                 (key, value)
                 for key in keys

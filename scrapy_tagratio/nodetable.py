@@ -116,13 +116,13 @@ class NodeTable:
 def _subtree_sum(end: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Sum of ``values`` over each subtree ``[i, end[i])``: prefix-sum differences."""
     prefix = np.concatenate(([0], np.cumsum(values)))
-    return prefix[end] - prefix[np.arange(len(end))]
+    return prefix[end] - prefix[:-1]
 
 
 def _subtree_mask(end: np.ndarray, flags: np.ndarray) -> np.ndarray:
-    """True inside the subtree of any flagged node (the flagged nodes included): +1 where
-    a flagged subtree starts, -1 where it ends, summed in document order."""
-    idx = np.flatnonzero(flags)
-    size = len(end) + 1
-    marks = np.bincount(idx, minlength=size) - np.bincount(end[idx], minlength=size)
-    return np.cumsum(marks)[:-1] > 0
+    """True inside the subtree of any flagged node (the flagged nodes included). Subtrees
+    are nested or disjoint, so node ``j`` lies in a flagged subtree exactly when the
+    furthest end of the flagged subtrees starting at or before it passes ``j``: one
+    running maximum in document order."""
+    reach = np.maximum.accumulate(np.where(flags, end, 0))
+    return reach > np.arange(len(end))

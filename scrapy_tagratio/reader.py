@@ -111,13 +111,25 @@ def parser_input(text: str) -> str:
     return _EMPTY_PAGE if not text or text.isspace() else text
 
 
-def _feed(text: str, parser: Any) -> Any:
+def _feed(text: str, parser: Any, utf8: bytes | None = None) -> Any:
     """Feed ``text`` (through :func:`parser_input`) to ``parser`` in parts, so neither the
-    encoded page nor libxml2's copy of it is held whole; what ``close()`` returns."""
-    text = parser_input(text)
-    for start in range(0, len(text), _FEED_CHARS):
-        parser.feed(text[start : start + _FEED_CHARS].encode("utf-8", "replace"))
+    encoded page nor libxml2's copy of it is held whole; what ``close()`` returns.
+    ``utf8``: the page's bytes when they are ``text`` in UTF-8 (:func:`prepared_utf8`)."""
+    prepared = parser_input(text)
+    data = prepared_utf8(text, prepared, utf8)
+    if data is not None and len(data) <= _FEED_CHARS:  # one part: the bytes as they are
+        parser.feed(data)
+        return parser.close()
+    for start in range(0, len(prepared), _FEED_CHARS):
+        parser.feed(prepared[start : start + _FEED_CHARS].encode("utf-8", "replace"))
     return parser.close()
+
+
+def prepared_utf8(text: str, prepared: str, utf8: bytes | None) -> bytes | None:
+    """``prepared`` (:func:`parser_input` of ``text``) in UTF-8 without encoding it:
+    ``utf8`` (the page's bytes, which are ``text`` in UTF-8) when the preparation left
+    the text as it was, else None (encode it)."""
+    return utf8 if utf8 is not None and prepared == text else None
 
 
 def parse_html(text: str) -> Any:
@@ -127,9 +139,12 @@ def parse_html(text: str) -> Any:
     return root if root is not None else etree.fromstring(_EMPTY_PAGE, etree.HTMLParser())
 
 
-def _read_target(text: str, check_deadline: Callable[[], None]) -> PageEvents:
+def _read_target(
+    text: str, check_deadline: Callable[[], None], utf8: bytes | None = None
+) -> PageEvents:
     """The pure-Python reader: lxml's parser target, no tree."""
-    page: PageEvents = _feed(text, etree.HTMLParser(target=_Recorder(check_deadline), **_OPTIONS))
+    parser = etree.HTMLParser(target=_Recorder(check_deadline), **_OPTIONS)
+    page: PageEvents = _feed(text, parser, utf8)
     return page
 
 
@@ -169,25 +184,30 @@ def active_kernel() -> ModuleType | None:
     return _KERNEL if DEFAULT_READER == "kernel" else None
 
 
-def _read_kernel(text: str, check_deadline: Callable[[], None]) -> PageEvents:
+def _read_kernel(
+    text: str, check_deadline: Callable[[], None], utf8: bytes | None = None
+) -> PageEvents:
     """The compiled reader: libxml2's tree, walked in C into the recorder. Falls back to the
     target for a page too large or too deep for the tree (see the module's docstring)."""
     if _KERNEL is None or len(text) > KERNEL_MAX_CHARS:
-        return _read_target(text, check_deadline)
-    root = _feed(text, etree.HTMLParser(**_KERNEL_OPTIONS))
+        return _read_target(text, check_deadline, utf8)
+    root = _feed(text, etree.HTMLParser(**_KERNEL_OPTIONS), utf8)
     if root is None:
-        return _read_target(text, check_deadline)
+        return _read_target(text, check_deadline, utf8)
     recorder = _Recorder(check_deadline)
     deepest = _KERNEL.walk(
         root, recorder, _TAG_NAMES, _HINTS, SIGNAL_ATTRIBUTES, SIGNAL_ELEMENTS, _BATCH
     )
     if deepest >= _TREE_DEPTH_CAP:
-        return _read_target(text, check_deadline)
+        return _read_target(text, check_deadline, utf8)
     return recorder.close()
 
 
 def _read_lexbor(
-    text: str, check_deadline: Callable[[], None], compiled: bool = True
+    text: str,
+    check_deadline: Callable[[], None],
+    utf8: bytes | None = None,
+    compiled: bool = True,
 ) -> PageEvents:
     """lexbor's HTML5 parser through selectolax (:mod:`.lexbor_reader`), its tree walked
     by the kernel where it can (``compiled``) and else in Python: the page as libxml2's
@@ -196,17 +216,28 @@ def _read_lexbor(
     read by the target, and so is a page above :data:`KERNEL_MAX_CHARS` (lexbor's tree,
     held while it is walked, costs more memory than the events, as libxml2's does)."""
     if not lexbor_reader.lexbor_status()[0] or len(text) > KERNEL_MAX_CHARS:
-        return _read_target(text, check_deadline)
-    return lexbor_reader.read_lexbor(text, check_deadline, parser_input, _read_target, compiled)
+        return _read_target(text, check_deadline, utf8)
+    prepared = parser_input(text)
+    data = prepared_utf8(text, prepared, utf8)
+    if data is None:
+        data = prepared.encode("utf-8", "replace")
+    return lexbor_reader.read_lexbor(
+        data, lambda: _read_target(text, check_deadline, utf8), check_deadline, compiled
+    )
 
 
-def _read_lexbor_python(text: str, check_deadline: Callable[[], None]) -> PageEvents:
+def _read_lexbor_python(
+    text: str, check_deadline: Callable[[], None], utf8: bytes | None = None
+) -> PageEvents:
     """lexbor's reader with its Python walk, even where the kernel is built."""
-    return _read_lexbor(text, check_deadline, compiled=False)
+    return _read_lexbor(text, check_deadline, utf8, compiled=False)
 
 
-#: The readers by name: (decoded HTML, deadline check) -> events; interchangeable.
-READERS: dict[str, Callable[[str, Callable[[], None]], PageEvents]] = {
+#: A reader: (decoded HTML, deadline check, the page's bytes when they are that HTML in
+#: UTF-8, else None) -> events.
+Reader = Callable[[str, Callable[[], None], "bytes | None"], PageEvents]
+#: The readers by name; interchangeable.
+READERS: dict[str, Reader] = {
     "target": _read_target,
     "kernel": _read_kernel,
     "lexbor": _read_lexbor,
@@ -226,11 +257,16 @@ DEFAULT_READER = _default_reader()
 
 
 def read_page(
-    text: str, check_deadline: Callable[[], None] = lambda: None, reader: str | None = None
+    text: str,
+    check_deadline: Callable[[], None] = lambda: None,
+    reader: str | None = None,
+    utf8: bytes | None = None,
 ) -> PageEvents:
     """Read decoded HTML into :class:`PageEvents` (see :func:`parser_input`; a page without
     elements reads as an empty body) with ``reader`` (a name in :data:`READERS`, default
     :data:`DEFAULT_READER`). ``check_deadline`` is called every few thousand elements (it
-    raises to stop)."""
-    page = READERS[reader or DEFAULT_READER](text, check_deadline)
+    raises to stop). ``utf8``: the page's bytes, only when they are exactly ``text`` in
+    UTF-8 (:func:`~.decoding._decode_utf8` says when): handed to the parser as they are,
+    which saves encoding the text again; the events are the same."""
+    page = READERS[reader or DEFAULT_READER](text, check_deadline, utf8)
     return page if len(page) else read_page(_EMPTY_PAGE, reader="target")

@@ -14,7 +14,9 @@ from hypothesis import strategies as st
 from lxml import etree
 
 from scrapy_tagratio import ExtractionError, extract
-from scrapy_tagratio.document import Document, parse_html, strip_tags
+from scrapy_tagratio.document import Document, _collapse_pieces, parse_html, strip_tags
+from scrapy_tagratio.nodetable import _subtree_mask, _subtree_sum
+from scrapy_tagratio.reader import kernel_status
 from scrapy_tagratio.source import _SOURCE_JUNK, _SOURCE_TAG
 
 
@@ -39,7 +41,7 @@ def test_cleaning_skips_invisible_parts_but_keeps_their_tails() -> None:
 # Hidden and embedded elements as real pages write them, each beside a visible word.
 HIDDEN_AND_EMBEDDED = (
     "<html><body><div>visible"
-    '<div hidden>hidden attr <span>inside</span></div> one'
+    "<div hidden>hidden attr <span>inside</span></div> one"
     '<span aria-hidden="TRUE">aria</span> two'
     "<p style='color:red; display : none'>inline <b>none</b></p> three"
     '<div style="visibility:hidden">invisible</div> four'
@@ -193,7 +195,9 @@ def test_masks_widen_to_descendants_and_ancestors() -> None:
     mask[p] = True
     assert [nodes.tag[i] for i in np.flatnonzero(nodes.with_descendants(mask))] == ["p", "b"]
     assert [nodes.tag[i] for i in np.flatnonzero(nodes.with_ancestors(mask))] == [
-        "body", "div", "p",
+        "body",
+        "div",
+        "p",
     ]
     assert doc.text_of(nodes.with_descendants(mask)) == "x"
     assert doc.html_of(nodes.with_descendants(mask)) == "<body><div><p><b>x</b></p></div></body>"
@@ -229,9 +233,7 @@ def test_undeclared_encodings_are_detected_like_scrapy(codec: str, text: str) ->
 
 
 def test_block_is_the_nearest_block_ancestor_and_computed_once() -> None:
-    doc = Document.from_input(
-        "<body>x<div><p>a <b>b <i>c</i></b></p><span>d</span></div></body>"
-    )
+    doc = Document.from_input("<body>x<div><p>a <b>b <i>c</i></b></p><span>d</span></div></body>")
     nodes = doc.nodes
     block_of = {nodes.tag[i]: nodes.tag[int(b)] for i, b in enumerate(nodes.block)}
     assert block_of == {"body": "body", "div": "div", "p": "p", "b": "p", "i": "p", "span": "div"}
@@ -284,3 +286,78 @@ _JUNK_PIECES = (
 @given(st.lists(st.sampled_from(_JUNK_PIECES), max_size=12).map("".join))
 def test_source_junk_matches_as_the_lazy_pattern(text: str) -> None:
     assert _SOURCE_JUNK.sub("", text) == _LAZY_JUNK.sub("", text)
+
+
+@given(st.lists(st.tuples(st.integers(0, 3), st.booleans(), st.integers(-3, 9)), max_size=60))
+def test_subtree_masks_and_sums_are_those_of_a_walk_up_the_tree(
+    spec: list[tuple[int, bool, int]],
+) -> None:
+    """The array forms of "inside a flagged subtree" and "sum over the subtree" against
+    their definitions, on random trees: node ``i`` goes under the ``climb``-th ancestor
+    of node ``i - 1``."""
+    parent = [-1]
+    for climb, _, _ in spec:
+        node = len(parent) - 1
+        for _ in range(climb):
+            node = max(parent[node], 0)
+        parent.append(node)
+    n = len(parent)
+    end = list(range(1, n + 1))
+    for i in range(n - 1, 0, -1):  # a subtree ends where its last descendant's does
+        end[parent[i]] = max(end[parent[i]], end[i])
+    flags = np.array([False, *(flag for _, flag, _ in spec)])
+    values = np.array([0, *(value for _, _, value in spec)])
+
+    def path(i: int) -> list[int]:
+        return [i, *path(parent[i])] if i >= 0 else []
+
+    ends = np.array(end, dtype=np.int32)
+    assert _subtree_mask(ends, flags).tolist() == [bool(flags[path(i)].any()) for i in range(n)]
+    assert _subtree_sum(ends, values).tolist() == [
+        int(values[[j for j in range(n) if i in path(j)]].sum()) for i in range(n)
+    ]
+
+
+#: White space of every kind str.split knows, and characters of every string width.
+_RUN_CHARACTERS = " \t\n\x1c\x85\xa0\u2003\u3000ab\xe9\u4e2d\U0001f600"
+
+
+@pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
+@given(
+    st.lists(
+        st.one_of(
+            st.none(),
+            st.text(st.sampled_from(_RUN_CHARACTERS), max_size=8),
+        ),
+        max_size=12,
+    )
+)
+@example([" a ", None, "\u2003", None, "b\x1cc", "\U0001f600 "])
+def test_the_kernels_text_is_the_text_of_str_split(runs: list[str | None]) -> None:
+    """The kernel's text output (``text_lines``) against its definition: per line (runs
+    between breaks, None here), the words joined by a space; lines without words left
+    out; newlines between. The widest character decides the string's width, so the
+    result compares equal to Python's own string."""
+    from scrapy_tagratio import _kernel  # type: ignore[attr-defined]
+
+    texts = [run for run in runs if run is not None]
+    pieces, index = [], 0
+    for run in runs:
+        pieces.append(-1 if run is None else index)
+        index += run is not None
+    lines = "".join("\0" if run is None else run for run in runs).split("\0")
+    expected = "\n".join(filter(None, (" ".join(line.split()) for line in lines)))
+    assert _kernel.text_lines(texts, np.array(pieces, dtype=np.int32)) == expected
+
+
+@pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
+@given(st.lists(st.text(st.sampled_from(_RUN_CHARACTERS), max_size=8), max_size=12))
+@example(["a  b", " ", "", "\u3000x\t", "plain text", "\U0001f600 \xe9"])
+def test_the_kernels_runs_for_html_are_collapse_pieces(runs: list[str]) -> None:
+    """The kernel's runs of the cleaned HTML (``collapsed_runs``) are those of the pure
+    path (``_collapse_pieces``): each stretch of white space one space, at the ends too."""
+    from scrapy_tagratio import _kernel  # type: ignore[attr-defined]
+
+    order = np.arange(len(runs), dtype=np.int32)[::-1].copy()
+    expected = _collapse_pieces([runs[i] for i in order.tolist()])
+    assert _kernel.collapsed_runs(runs, order) == expected

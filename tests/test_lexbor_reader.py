@@ -26,14 +26,16 @@ needs_walk = pytest.mark.skipif(not WALK, reason=f"compiled lexbor walk: {WALK_S
 needs_data = pytest.mark.skipif(_data.benchmarks_dir() is None, reason="needs ../shared/benchmarks")
 
 
-def _no_linear(text: str, check_deadline: Any) -> Any:
+def _no_linear() -> Any:
     raise AssertionError("read by the linear reader")
 
 
 def both_walks(text: str) -> tuple[Any, Any]:
     """The page read by lexbor's compiled walk and by its Python walk."""
     return tuple(  # type: ignore[return-value]
-        lexbor_reader.read_lexbor(text, lambda: None, parser_input, _no_linear, compiled)
+        lexbor_reader.read_lexbor(
+            parser_input(text).encode("utf-8"), _no_linear, lambda: None, compiled
+        )
         for compiled in (True, False)
     )
 

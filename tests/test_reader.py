@@ -15,6 +15,7 @@ from lxml import etree
 
 from benchmarks import _data
 from scrapy_tagratio import reader
+from scrapy_tagratio.decoding import _decode_utf8
 from scrapy_tagratio.document import decode_html
 from scrapy_tagratio.reader import EVENT_TEXT, READERS, PageEvents, kernel_status, read_page
 
@@ -269,3 +270,50 @@ def test_the_kernels_collapsed_lengths_are_those_of_str_split() -> None:
     got = np.frombuffer(kernel.collapsed_lengths(texts, pieces), dtype=np.int64).tolist()
     assert got == [len(" ".join(texts[i].split())) for i in pieces]
     assert got == _collapsed_lengths([texts[i] for i in pieces]).tolist()
+
+
+#: Page bytes and their HTTP Content-Type: UTF-8 (declared, detected, with a byte order
+#: mark), UTF-8 declared as latin-1, ASCII declared as cp1252, real latin-1, invalid
+#: UTF-8, and bytes the preparation of the text changes (NUL, XML declaration, an
+#: unclosed title, a blank page).
+ENCODED_PAGES: dict[str, tuple[bytes, str | None]] = {
+    "utf-8 declared": ("<p>caf\u00e9 \u2014 \U0001f600</p>".encode(), "text/html; charset=utf-8"),
+    "utf-8 detected": ("<p>na\u00efve \u4e2d\u6587</p>".encode(), None),
+    "utf-8 with bom": (b"\xef\xbb\xbf" + "<p>\u00e9t\u00e9</p>".encode(), None),
+    "utf-8 declared latin-1": ("<p>\u00fcber</p>".encode(), "text/html; charset=iso-8859-1"),
+    "ascii declared cp1252": (b"<p>plain</p>", "text/html; charset=windows-1252"),
+    "latin-1": ("<p>\u00fcber</p>".encode("latin-1"), "text/html; charset=iso-8859-1"),
+    "invalid utf-8": (b"<p>bad \xff\xfe byte \xc3</p>", "text/html; charset=utf-8"),
+    "replacement character": ("<p>\ufffd kept</p>".encode(), "text/html; charset=utf-8"),
+    "nul": (b"<p>a\x00b</p>", "text/html; charset=utf-8"),
+    "xml declaration": (b'<?xml version="1.0"?><p>x</p>', "text/html; charset=utf-8"),
+    "unclosed title": ("<title>T\u00edtulo<p>body</p>".encode(), "text/html; charset=utf-8"),
+    "blank": (b"  \n ", "text/html; charset=utf-8"),
+}
+
+
+@pytest.mark.parametrize("name", list(READERS))
+@pytest.mark.parametrize("page", list(ENCODED_PAGES.values()), ids=list(ENCODED_PAGES))
+def test_bytes_handed_over_as_they_are_give_the_decoded_texts_events(
+    page: tuple[bytes, str | None], name: str
+) -> None:
+    """A page whose bytes are its text in UTF-8 goes to the parser as it is (not encoded
+    again): the decoder says so only when it is true, and the events are those of the
+    text."""
+    data, content_type = page
+    text, same = _decode_utf8(data, content_type)
+    assert text == decode_html(data, content_type)
+    assert not same or text.encode("utf-8", "surrogatepass") == data
+    assert_same_events(
+        read_page(text, reader=name, utf8=data if same else None), read_page(text, reader=name)
+    )
+
+
+def test_utf8_pages_are_handed_over_as_they_are() -> None:
+    """The common cases take the short way (a literal U+FFFD is left to the long way:
+    it cannot be told from a replaced byte without decoding again)."""
+    short = {name for name, page in ENCODED_PAGES.items() if _decode_utf8(*page)[1]}
+    assert short == {
+        "utf-8 declared", "utf-8 detected", "utf-8 declared latin-1", "ascii declared cp1252",
+        "nul", "xml declaration", "unclosed title", "blank",
+    }  # fmt: skip

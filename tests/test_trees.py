@@ -11,8 +11,9 @@ import pytest
 from sklearn.ensemble import HistGradientBoostingClassifier
 
 from benchmarks.train_tagratio import export
-from scrapy_tagratio import ExtractionError
+from scrapy_tagratio import ExtractionError, reader
 from scrapy_tagratio.algorithms.trees import BoostedTrees, load_model
+from scrapy_tagratio.reader import kernel_status
 
 
 @pytest.fixture(scope="module")
@@ -57,3 +58,22 @@ def test_a_file_of_another_format_is_refused(fitted: Fitted) -> None:
     data = export(model).to_dict()
     with pytest.raises(ExtractionError, match="version"):
         BoostedTrees.from_dict({**data, "version": 99})
+
+
+@pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
+def test_the_kernels_tree_sums_are_the_numpy_walks_floats(
+    fitted: Fitted, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the kernel reads the pages it also evaluates the trees; its log-odds must be
+    numpy's to the last bit (the same walk, the leaves added in tree order), missing
+    values and ties on a threshold included."""
+    monkeypatch.setattr(reader, "DEFAULT_READER", "kernel")
+    model, x = fitted
+    rows = np.concatenate((x, np.full((3, x.shape[1]), np.nan), np.zeros((0, x.shape[1]))))
+    for trees in (export(model), load_model("tagratio")):
+        width = len(trees.features)
+        rng = np.random.default_rng(1)
+        data = rows[:, :width] if width <= rows.shape[1] else rng.normal(size=(500, width))
+        data = np.concatenate((data, np.repeat(trees.threshold.ravel()[:width, None], width, 1)))
+        assert np.array_equal(trees.raw(data), trees._raw_numpy(data))
+        assert np.array_equal(trees.raw(data[:0]), trees._raw_numpy(data[:0]))
