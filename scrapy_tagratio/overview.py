@@ -348,7 +348,7 @@ FEATURES = (
 class _PageArrays:
     """What several measurements of one page read, computed once (lengths scaled):
     the layout blocks holding text, their unlinked and link text, which of them are long
-    paragraphs, and per node whether its subtree holds a link."""
+    paragraphs, and the indices of the page's links, headings and ``<h1>`` elements."""
 
     scale: float
     blocks: np.ndarray  # indices of the blocks holding text, document order
@@ -356,6 +356,8 @@ class _PageArrays:
     links: np.ndarray  # per block of ``blocks``: its link text
     long_text: np.ndarray  # per block of ``blocks``: it is a long paragraph
     link_nodes: np.ndarray  # indices of the ``<a>`` elements, document order
+    headings: np.ndarray  # indices of the ``<h1>``-``<h6>`` elements, document order
+    h1: np.ndarray  # indices of the ``<h1>`` elements, document order
     end: np.ndarray  # the node table's subtree ends
 
     def holds_link(self, nodes: np.ndarray) -> np.ndarray:
@@ -368,15 +370,29 @@ class _PageArrays:
         blocks = np.flatnonzero(nodes.block_chars > 0)
         link_chars = nodes.block_link_chars[blocks]
         text = (nodes.block_chars[blocks] - link_chars) * scale
+        # One look-up per node names the tags read here: 1 a link, 2 a heading, 3 an h1.
+        codes, names = nodes.tag_codes
+        kinds = np.zeros(len(names), dtype=np.int8)
+        for name, kind in _TAG_KINDS.items():
+            if name in names:
+                kinds[names[name]] = kind
+        kind = kinds[codes]
+        h1 = np.flatnonzero(kind == 3)
         return cls(
             scale=scale,
             blocks=blocks,
             text=text,
             links=link_chars * scale,
             long_text=text >= LONG_PARAGRAPH,
-            link_nodes=np.flatnonzero(nodes.tag_mask(("a",))),
+            link_nodes=np.flatnonzero(kind == 1),
+            headings=np.flatnonzero(kind >= 2),
+            h1=h1,
             end=nodes.end,
         )
+
+
+#: The tags :class:`_PageArrays` finds: ``<a>`` (1), the headings (2), ``<h1>`` (3).
+_TAG_KINDS = {"a": 1, **{tag: 2 for tag in HEADING_TAGS - {"h1"}}, "h1": 3}
 
 
 def teaser_evidence(
@@ -393,13 +409,15 @@ def teaser_evidence(
     The item that holds the page's own headline (``own_headline``, the node of the first
     ``<h1>`` when the ``<title>`` repeats it) is the page's story, no teaser and no list
     item. Per-item tests run on the items' indices and per-block tests on the blocks'
-    (``page``), not over the whole node table.
+    (``page``); the teasers' and comments' nodes are those find_structures marked, the
+    lists' are read off their items' subtree ranges (:class:`_Ranges`).
     """
     nodes = document.nodes
     scale = page.scale
     found = find_structures(document)
+    items = np.flatnonzero(found.group >= 0)
     # A teaser is short: an item holding a whole story and its comments is no teaser.
-    candidates = np.flatnonzero(found.teaser_items)
+    candidates = items[found.teaser_items[items]]
     keep = nodes.chars[candidates] * scale <= TEASER_MAX_LENGTH
     keep &= ~_on_path(nodes, candidates, own_headline)
     teaser_items = candidates[keep]
@@ -409,19 +427,22 @@ def teaser_evidence(
     total = float(nodes.chars[0]) if len(nodes) else 0.0
     groups = found.group[teaser_items]
     unlinked = (nodes.chars[teaser_items] - nodes.link_chars[teaser_items]) * scale
-    headings = np.flatnonzero(nodes.tag_mask(HEADING_TAGS) & teaser)
+    headings = page.headings[teaser[page.headings]]
     content = labelling.content_nodes
     if content is None:  # an algorithm without a node mask: the whole page
         content = np.ones(len(nodes), dtype=bool)
     content_chars = float(np.dot(own_chars, content))
-    list_items, listed = _lists(nodes, found, page, own_headline)
+    list_items, listed = _lists(nodes, found, page, items, own_headline)
     # Per block with text: the content's unlinked text in it, and whether it lies outside
     # every teaser, list and comment.
     blocks = page.blocks
     main_text = np.bincount(
         nodes.block, weights=(own_chars - nodes.own_link_chars) * content, minlength=len(nodes)
     )[blocks]
-    outside = ~(teaser[blocks] | found.comment[blocks] | listed[blocks])
+    commented = found.comment_items[items]
+    has_comments = bool(commented.any())  # most pages have none: their figures are 0
+    inside = teaser[blocks] | listed.covers(blocks)
+    outside = ~(inside | found.comment[blocks]) if has_comments else ~inside
     long_text = page.long_text & outside
     return TeaserEvidence(
         teasers=int(teaser_items.size),
@@ -429,22 +450,47 @@ def teaser_evidence(
         largest_teaser_group=int(np.bincount(groups).max()) if groups.size else 0,
         heading_links=int(np.count_nonzero(page.holds_link(headings))),
         teaser_share=float(np.dot(own_chars, teaser)) / total if total else 0.0,
-        comment_items=int(np.count_nonzero(found.comment_items)),
-        comment_share=float(np.dot(own_chars, found.comment)) / total if total else 0.0,
+        comment_items=int(np.count_nonzero(commented)),
+        comment_share=float(np.dot(own_chars, found.comment)) / total
+        if total and has_comments
+        else 0.0,
         main_teaser_share=float(np.dot(own_chars, content & teaser)) / content_chars
         if content_chars
         else 0.0,
         main_prose=int(np.count_nonzero((main_text * scale >= LONG_PARAGRAPH) & outside)),
         free_prose=float(page.text[long_text].sum()),
         list_items=list_items,
-        list_share=float(np.dot(own_chars, listed)) / total if total else 0.0,
+        list_share=listed.chars(nodes) / total if total else 0.0,
     )
 
 
-def _on_path(nodes: NodeTable, items: np.ndarray, node: int) -> np.ndarray:
-    """Per item of ``items``: it is ``node`` or one of its ancestors (False for all when
-    ``node`` is -1, no node)."""
-    return (items <= node) & (nodes.end[items] > node)
+@dataclass(frozen=True, eq=False)
+class _Ranges:
+    """The nodes inside some of a page's items (the list items of :func:`_lists`): the
+    outermost items' subtree ranges ``[starts[k], ends[k])``, disjoint and in document
+    order (subtrees are nested or disjoint, so an item inside another adds nothing)."""
+
+    starts: np.ndarray
+    ends: np.ndarray
+
+    @classmethod
+    def of(cls, nodes: NodeTable, items: np.ndarray) -> _Ranges:
+        """The ranges of ``items`` (node indices in document order)."""
+        if items.size > 1:
+            reach = np.maximum.accumulate(nodes.end[items])
+            items = items[np.concatenate(([True], items[1:] >= reach[:-1]))]
+        return cls(items, nodes.end[items])
+
+    def covers(self, points: np.ndarray) -> np.ndarray:
+        """Per node of ``points``: it lies inside one of the ranges."""
+        if not self.starts.size:
+            return np.zeros(points.shape, dtype=bool)
+        k = np.searchsorted(self.starts, points, "right") - 1
+        return (k >= 0) & (self.ends[np.maximum(k, 0)] > points)
+
+    def chars(self, nodes: NodeTable) -> float:
+        """The text inside the ranges (their subtree totals)."""
+        return float(nodes.chars[self.starts].sum())
 
 
 def _mask(nodes: NodeTable, items: np.ndarray) -> np.ndarray:
@@ -454,34 +500,43 @@ def _mask(nodes: NodeTable, items: np.ndarray) -> np.ndarray:
     return mask
 
 
+def _on_path(nodes: NodeTable, items: np.ndarray, node: int) -> np.ndarray:
+    """Per item of ``items``: it is ``node`` or one of its ancestors (False for all when
+    ``node`` is -1, no node)."""
+    return (items <= node) & (nodes.end[items] > node)
+
+
 def _lists(
     nodes: NodeTable,
     found: Structures,
     page: _PageArrays,
+    items: np.ndarray,
     own_headline: int = -1,
-) -> tuple[int, np.ndarray]:
-    """The size of the largest list and every node inside a list: groups of at least
-    :data:`LIST_ITEMS` repeated siblings that nearly all hold a link, no comment thread,
-    whose items hold :data:`LIST_ITEM_CHARS` to :data:`LIST_ITEM_MAX_CHARS` on average.
-    Products, forum topics and search results are such items without a headline-long
-    link (what teasers need); a menu's items are shorter, a page's sections longer. The
-    items on the path to the page's own headline (``own_headline``) are no list items."""
-    items = np.flatnonzero(found.group >= 0)
-    if not items.size:
-        return 0, np.zeros(len(nodes), dtype=bool)
+) -> tuple[int, _Ranges]:
+    """The size of the largest list and the ranges of its nodes: groups of at least
+    :data:`LIST_ITEMS` repeated siblings (``items``, every item of ``found``) that nearly
+    all hold a link, no comment thread, whose items hold :data:`LIST_ITEM_CHARS` to
+    :data:`LIST_ITEM_MAX_CHARS` on average. Products, forum topics and search results are
+    such items without a headline-long link (what teasers need); a menu's items are
+    shorter, a page's sections longer. The items on the path to the page's own headline
+    (``own_headline``) are no list items."""
     number = found.group[items]
-    linked = page.holds_link(items)
     size = np.bincount(number).astype(np.float64)
+    if not size.size or size.max() < LIST_ITEMS:
+        return 0, _Ranges.of(nodes, items[:0])
+    linked = page.holds_link(items)
     with_link = np.bincount(number, weights=linked, minlength=size.size)
     chars = np.bincount(number, weights=nodes.chars[items], minlength=size.size) * page.scale
-    comments = np.bincount(number, weights=found.comment_items[items], minlength=size.size)
-    is_list = (size >= LIST_ITEMS) & (with_link >= 0.8 * size) & (comments == 0)
+    is_list = (size >= LIST_ITEMS) & (with_link >= 0.8 * size)
+    commented = found.comment_items[items]
+    if commented.any():
+        is_list &= np.bincount(number, weights=commented, minlength=size.size) == 0
     is_list &= (chars >= LIST_ITEM_CHARS * size) & (chars <= LIST_ITEM_MAX_CHARS * size)
     if not is_list.any():
-        return 0, np.zeros(len(nodes), dtype=bool)
+        return 0, _Ranges.of(nodes, items[:0])
     inside = items[is_list[number]]
     inside = inside[~_on_path(nodes, inside, own_headline)]
-    return int(size[is_list].max()), nodes.with_descendants(_mask(nodes, inside))
+    return int(size[is_list].max()), _Ranges.of(nodes, inside)
 
 
 def _prose(nodes: NodeTable, page: _PageArrays) -> tuple[int, float, float]:
@@ -554,17 +609,18 @@ def _headline_share(nodes: NodeTable, page: _PageArrays) -> float:
     return float(chars[chars * page.scale >= HEADLINE_LINK].sum()) / total if total else 0.0
 
 
-def _own_headline(document: Document, scale: float) -> int:
+def _own_headline(document: Document, page: _PageArrays) -> int:
     """The node of the page's own headline: the first ``<h1>`` that is headline-long and
     that the ``<title>`` contains (-1 where there is none; a site's logo is often an
     ``<h1>`` too)."""
+    if not page.h1.size:
+        return -1
     title = document.html_title.lower()
-    nodes = document.nodes
     # Only a headline-long h1 no longer than the title can count (reading a text scans
     # the page's events).
-    h1 = np.flatnonzero(nodes.tag_mask(("h1",)))
-    chars = nodes.chars[h1]
-    for node in h1[(chars <= len(title)) & (chars * scale >= HEADLINE_LINK)].tolist():
+    chars = document.nodes.chars[page.h1]
+    scale = page.scale
+    for node in page.h1[(chars <= len(title)) & (chars * scale >= HEADLINE_LINK)].tolist():
         heading = document.raw_text(node).lower()
         if len(heading) * scale >= HEADLINE_LINK and heading in title:
             return node
@@ -577,8 +633,8 @@ def page_evidence(document: Document, labelling: Labelling) -> PageEvidence:
     nodes = document.nodes
     scale = text_scale(document, labelling.text)
     total = int(nodes.chars[0]) if len(nodes) else 0
-    own_headline = _own_headline(document, scale)
     page = _PageArrays.of(nodes, scale)
+    own_headline = _own_headline(document, page)
     teasers = teaser_evidence(document, labelling, page, own_headline)
     paragraphs, share, block = _prose(nodes, page) if total else (0, 0.0, 0.0)
     article, item, listing, website, published, paginated = _page_signals(document)
