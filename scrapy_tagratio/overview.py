@@ -356,18 +356,19 @@ class _PageArrays:
     links: np.ndarray  # per block of ``blocks``: its link text
     long_text: np.ndarray  # per block of ``blocks``: it is a long paragraph
     link_nodes: np.ndarray  # indices of the ``<a>`` elements, document order
+    links_before: np.ndarray  # per node and one past the end: ``<a>`` elements before it
     headings: np.ndarray  # indices of the ``<h1>``-``<h6>`` elements, document order
     h1: np.ndarray  # indices of the ``<h1>`` elements, document order
     end: np.ndarray  # the node table's subtree ends
 
     def holds_link(self, nodes: np.ndarray) -> np.ndarray:
         """Per node of ``nodes``: its subtree ``[i, end[i])`` holds an ``<a>``."""
-        first = np.searchsorted(self.link_nodes, nodes)
-        return np.searchsorted(self.link_nodes, self.end[nodes]) > first
+        before = self.links_before
+        return before[self.end[nodes]] > before[nodes]
 
     @classmethod
     def of(cls, nodes: NodeTable, scale: float) -> _PageArrays:
-        blocks = np.flatnonzero(nodes.block_chars > 0)
+        blocks = (nodes.block_chars > 0).nonzero()[0]
         link_chars = nodes.block_link_chars[blocks]
         text = (nodes.block_chars[blocks] - link_chars) * scale
         # One look-up per node names the tags read here: 1 a link, 2 a heading, 3 an h1.
@@ -377,15 +378,19 @@ class _PageArrays:
             if name in names:
                 kinds[names[name]] = kind
         kind = kinds[codes]
-        h1 = np.flatnonzero(kind == 3)
+        h1 = (kind == 3).nonzero()[0]
+        is_link = kind == 1
+        links_before = np.zeros(len(kind) + 1, dtype=np.int64)
+        np.cumsum(is_link, out=links_before[1:])
         return cls(
             scale=scale,
             blocks=blocks,
             text=text,
             links=link_chars * scale,
             long_text=text >= LONG_PARAGRAPH,
-            link_nodes=np.flatnonzero(kind == 1),
-            headings=np.flatnonzero(kind >= 2),
+            link_nodes=is_link.nonzero()[0],
+            links_before=links_before,
+            headings=(kind >= 2).nonzero()[0],
             h1=h1,
             end=nodes.end,
         )
@@ -415,14 +420,18 @@ def teaser_evidence(
     nodes = document.nodes
     scale = page.scale
     found = find_structures(document)
-    items = np.flatnonzero(found.group >= 0)
+    items = (found.group >= 0).nonzero()[0]
     # A teaser is short: an item holding a whole story and its comments is no teaser.
     candidates = items[found.teaser_items[items]]
-    keep = nodes.chars[candidates] * scale <= TEASER_MAX_LENGTH
-    keep &= ~_on_path(nodes, candidates, own_headline)
-    teaser_items = candidates[keep]
+    teaser_items = _off_path(
+        nodes, candidates[nodes.chars[candidates] * scale <= TEASER_MAX_LENGTH], own_headline
+    )
     # Most pages keep every teaser item: their nodes are those find_structures marked.
-    teaser = found.teaser if keep.all() else nodes.with_descendants(_mask(nodes, teaser_items))
+    teaser = (
+        found.teaser
+        if teaser_items.size == candidates.size
+        else nodes.with_descendants(_mask(nodes, teaser_items))
+    )
     own_chars = nodes.own_chars
     total = float(nodes.chars[0]) if len(nodes) else 0.0
     groups = found.group[teaser_items]
@@ -440,14 +449,14 @@ def teaser_evidence(
         nodes.block, weights=(own_chars - nodes.own_link_chars) * content, minlength=len(nodes)
     )[blocks]
     commented = found.comment_items[items]
-    has_comments = bool(commented.any())  # most pages have none: their figures are 0
+    has_comments = np.count_nonzero(commented) > 0  # most pages have none: their figures are 0
     inside = teaser[blocks] | listed.covers(blocks)
     outside = ~(inside | found.comment[blocks]) if has_comments else ~inside
     long_text = page.long_text & outside
     return TeaserEvidence(
         teasers=int(teaser_items.size),
         summary_teasers=int(np.count_nonzero(unlinked >= TEASER_SUMMARY)),
-        largest_teaser_group=int(np.bincount(groups).max()) if groups.size else 0,
+        largest_teaser_group=int(np.maximum.reduce(np.bincount(groups))) if groups.size else 0,
         heading_links=int(np.count_nonzero(page.holds_link(headings))),
         teaser_share=float(np.dot(own_chars, teaser)) / total if total else 0.0,
         comment_items=int(np.count_nonzero(commented)),
@@ -458,7 +467,7 @@ def teaser_evidence(
         if content_chars
         else 0.0,
         main_prose=int(np.count_nonzero((main_text * scale >= LONG_PARAGRAPH) & outside)),
-        free_prose=float(page.text[long_text].sum()),
+        free_prose=float(np.add.reduce(page.text[long_text])),
         list_items=list_items,
         list_share=listed.chars(nodes) / total if total else 0.0,
     )
@@ -490,7 +499,7 @@ class _Ranges:
 
     def chars(self, nodes: NodeTable) -> float:
         """The text inside the ranges (their subtree totals)."""
-        return float(nodes.chars[self.starts].sum())
+        return float(np.add.reduce(nodes.chars[self.starts]))
 
 
 def _mask(nodes: NodeTable, items: np.ndarray) -> np.ndarray:
@@ -500,10 +509,12 @@ def _mask(nodes: NodeTable, items: np.ndarray) -> np.ndarray:
     return mask
 
 
-def _on_path(nodes: NodeTable, items: np.ndarray, node: int) -> np.ndarray:
-    """Per item of ``items``: it is ``node`` or one of its ancestors (False for all when
-    ``node`` is -1, no node)."""
-    return (items <= node) & (nodes.end[items] > node)
+def _off_path(nodes: NodeTable, items: np.ndarray, node: int) -> np.ndarray:
+    """``items`` less ``node`` and its ancestors (all of them when ``node`` is -1, no
+    node)."""
+    if node < 0:
+        return items
+    return items[(items > node) | (nodes.end[items] <= node)]
 
 
 def _lists(
@@ -522,21 +533,21 @@ def _lists(
     (``own_headline``) are no list items."""
     number = found.group[items]
     size = np.bincount(number).astype(np.float64)
-    if not size.size or size.max() < LIST_ITEMS:
+    if not size.size or np.maximum.reduce(size) < LIST_ITEMS:
         return 0, _Ranges.of(nodes, items[:0])
     linked = page.holds_link(items)
     with_link = np.bincount(number, weights=linked, minlength=size.size)
     chars = np.bincount(number, weights=nodes.chars[items], minlength=size.size) * page.scale
     is_list = (size >= LIST_ITEMS) & (with_link >= 0.8 * size)
     commented = found.comment_items[items]
-    if commented.any():
+    if np.count_nonzero(commented):
         is_list &= np.bincount(number, weights=commented, minlength=size.size) == 0
     is_list &= (chars >= LIST_ITEM_CHARS * size) & (chars <= LIST_ITEM_MAX_CHARS * size)
-    if not is_list.any():
+    if not np.count_nonzero(is_list):
         return 0, _Ranges.of(nodes, items[:0])
     inside = items[is_list[number]]
-    inside = inside[~_on_path(nodes, inside, own_headline)]
-    return int(size[is_list].max()), _Ranges.of(nodes, inside)
+    inside = _off_path(nodes, inside, own_headline)
+    return int(np.maximum.reduce(size[is_list])), _Ranges.of(nodes, inside)
 
 
 def _prose(nodes: NodeTable, page: _PageArrays) -> tuple[int, float, float]:
@@ -547,10 +558,10 @@ def _prose(nodes: NodeTable, page: _PageArrays) -> tuple[int, float, float]:
     run = np.cumsum(breaks)
     run_text = np.bincount(run, weights=np.where(breaks, 0.0, block_text))
     run_long = np.bincount(run, weights=~breaks & page.long_text)
-    total = float(block_text.sum() + block_links.sum())
+    total = float(np.add.reduce(block_text) + np.add.reduce(block_links))
     if not run_text.size or total <= 0:
         return 0, 0.0, 0.0
-    best = int(np.argmax(run_text))
+    best = int(run_text.argmax())
     # A long paragraph's text counts for its parent and for itself (a block may hold
     # long paragraphs and text of its own).
     long_blocks = page.blocks[page.long_text]
@@ -561,7 +572,7 @@ def _prose(nodes: NodeTable, page: _PageArrays) -> tuple[int, float, float]:
         np.concatenate((parents[has_parent], long_blocks)),
         weights=np.concatenate((long_text[has_parent], long_text)),
     )
-    block = float(under.max(initial=0.0))
+    block = float(np.maximum.reduce(under, initial=0.0))
     return int(run_long[best]), float(run_text[best]) / total, block
 
 
@@ -606,7 +617,9 @@ def _headline_share(nodes: NodeTable, page: _PageArrays) -> float:
     links its items through their headlines, an article links a few in a rail."""
     total = float(nodes.chars[0]) if len(nodes) else 0.0
     chars = nodes.chars[page.link_nodes]
-    return float(chars[chars * page.scale >= HEADLINE_LINK].sum()) / total if total else 0.0
+    return (
+        float(np.add.reduce(chars[chars * page.scale >= HEADLINE_LINK])) / total if total else 0.0
+    )
 
 
 def _own_headline(document: Document, page: _PageArrays) -> int:
