@@ -596,12 +596,20 @@ def _page_signals(document: Document) -> tuple[bool, bool, bool, bool, bool, boo
         if key == "og:type" and not og_type:
             og_type = (content or "").strip().lower()
         published = published or key in _PUBLISHED_META
-    paginated = _REL_PAGINATION.search(" ".join(attributes.rels)) is not None
+    rels = " ".join(attributes.rels)
+    # Most pages' rels (nofollow, noopener...) hold neither word: no regex search over them.
+    lowered = rels.lower()
+    paginated = ("next" in lowered or "prev" in lowered) and (
+        _REL_PAGINATION.search(rels) is not None
+    )
     article = bool(declared & ARTICLE_TYPES) or og_type == "article"
     item = bool(declared & ITEM_TYPES) or og_type.split(".")[0] in ("product", "video", "book")
     listing = bool(declared & LISTING_TYPES)
     if attributes.itemtypes:
-        microdata = Counter(t.strip().rstrip("/").rsplit("/", 1)[-1] for t in attributes.itemtypes)
+        # Each distinct itemtype is named once (a listing repeats one type many times).
+        microdata: Counter[str] = Counter()
+        for itemtype, count in Counter(attributes.itemtypes).items():
+            microdata[itemtype.strip().rstrip("/").rsplit("/", 1)[-1]] += count
         repeated = {name for name, count in microdata.items() if count >= 2}
         articles = not article and bool(repeated & ARTICLE_TYPES)
         items = not item and bool(repeated & ITEM_TYPES)
