@@ -982,3 +982,34 @@ def scan_markup(const unsigned char[:] data, Py_ssize_t limit):
             if found is not NULL:
                 html_end = found - base + 1
     return deep, tbody, html_end
+
+
+def langid_visits(
+    const unsigned char[::1] data,
+    const unsigned int[::1] nextmove,
+    const int64_t[::1] rowbase,
+    const int32_t[::1] output,
+    int32_t[::1] counts,
+):
+    """langid.py's feature count (Lui and Baldwin 2012, section 3: byte n-grams found by
+    an Aho-Corasick automaton): ``data`` (UTF-8) walked through the automaton's
+    ``nextmove`` table from state 0, each state's feature (``output``, -1 for none)
+    counted in ``counts`` (all zero, as long as the features; left zero again). The
+    counts of the features seen, in the order first seen: the dict py3langid's own
+    Python loop builds, so its scores sum in the same order."""
+    cdef Py_ssize_t i, n = data.shape[0]
+    cdef int64_t state = 0
+    cdef int32_t feature
+    cdef list order = []
+    for i in range(n):
+        state = nextmove[rowbase[state] + data[i]]
+        feature = output[state]
+        if feature >= 0:
+            if counts[feature] == 0:
+                order.append(feature)
+            counts[feature] += 1
+    visits = {}
+    for feature in order:
+        visits[feature] = counts[feature]
+        counts[feature] = 0
+    return visits
