@@ -400,20 +400,16 @@ class Document:
             markup[is_text] = escape(_BREAK.join(texts), quote=False).split(_BREAK)
         tags, attributes = walk.table.tag, self.page.attributes.kept
         opening, closing = kinds == EVENT_OPEN, kinds == EVENT_CLOSE
-        # Most elements keep no attribute: their tags are made once per name.
-        open_tags = list(map(tags.__getitem__, nodes[opening].tolist()))
-        close_tags = list(map(tags.__getitem__, nodes[closing].tolist()))
-        plain = {name: f"<{name}>" for name in set(open_tags)}
-        ends = {name: "" if name in VOID_TAGS else f"</{name}>" for name in set(close_tags)}
         markup[opening] = [
-            plain[name]
-            if (values := attributes.get(element)) is None
-            else f"<{name}{_attribute_markup(values)}>"
-            for name, element in zip(
-                open_tags, walk.element[nodes[opening]].tolist(), strict=True
+            f"<{tags[node]}{_attribute_markup(attributes.get(element))}>"
+            for node, element in zip(
+                nodes[opening].tolist(), walk.element[nodes[opening]].tolist(), strict=True
             )
         ]
-        markup[closing] = list(map(ends.__getitem__, close_tags))
+        markup[closing] = [
+            "" if tags[node] in VOID_TAGS else f"</{tags[node]}>"
+            for node in nodes[closing].tolist()
+        ]
         return "".join(markup.tolist())
 
     @cached_property
