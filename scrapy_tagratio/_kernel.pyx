@@ -25,6 +25,7 @@ from cpython.unicode cimport (
     Py_UNICODE_ISSPACE, PyUnicode_DATA, PyUnicode_DecodeUTF8, PyUnicode_KIND, PyUnicode_New,
     PyUnicode_WRITE,
 )
+from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy, strlen
 
 cimport cython
@@ -989,27 +990,30 @@ def langid_visits(
     const unsigned int[::1] nextmove,
     const int64_t[::1] rowbase,
     const int32_t[::1] output,
-    int32_t[::1] counts,
+    Py_ssize_t features,
 ):
     """langid.py's feature count (Lui and Baldwin 2012, section 3: byte n-grams found by
     an Aho-Corasick automaton): ``data`` (UTF-8) walked through the automaton's
-    ``nextmove`` table from state 0, each state's feature (``output``, -1 for none)
-    counted in ``counts`` (all zero, as long as the features; left zero again). The
-    counts of the features seen, in the order first seen: the dict py3langid's own
-    Python loop builds, so its scores sum in the same order."""
+    ``nextmove`` table from state 0, each state's feature (``output``, -1 for none, else
+    below ``features``) counted. The counts of the features seen, in the order first
+    seen: the dict py3langid's own Python loop builds, so its scores sum in the same
+    order. The counts live in zeroed memory of this call (no state shared between
+    threads)."""
     cdef Py_ssize_t i, n = data.shape[0]
     cdef int64_t state = 0
     cdef int32_t feature
     cdef list order = []
-    for i in range(n):
-        state = nextmove[rowbase[state] + data[i]]
-        feature = output[state]
-        if feature >= 0:
-            if counts[feature] == 0:
-                order.append(feature)
-            counts[feature] += 1
-    visits = {}
-    for feature in order:
-        visits[feature] = counts[feature]
-        counts[feature] = 0
-    return visits
+    cdef int32_t* counts = <int32_t*>calloc(features, sizeof(int32_t))
+    if counts is NULL:
+        raise MemoryError()
+    try:
+        for i in range(n):
+            state = nextmove[rowbase[state] + data[i]]
+            feature = output[state]
+            if feature >= 0:
+                if counts[feature] == 0:
+                    order.append(feature)
+                counts[feature] += 1
+        return {feature: counts[feature] for feature in order}
+    finally:
+        free(counts)

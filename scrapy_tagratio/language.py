@@ -105,14 +105,14 @@ def _compiled_walk(identifier: Any) -> Any:
             walk = getattr(kernel, "langid_visits", None)
             if walk is None or not isinstance(text, bytes):
                 return super()._raw_score(text)
-            visits = walk(text, nextmove, rows, features, counts)
+            visits = walk(text, nextmove, rows, features, size)
             if not visits:  # langid's own fallback scores
                 return super()._raw_score(text)
             return self._sparse_score(visits, self.nb_ptc)
 
     rows = np.asarray(rowbase, dtype=np.int64)
     features = np.asarray(output, dtype=np.int32)
-    counts = np.zeros(int(features.max()) + 1, dtype=np.int32)
+    size = int(features.max()) + 1
     identifier.__class__ = CompiledWalk
     return identifier
 
