@@ -98,13 +98,16 @@ def extract(
     template_chars = 0
     site = site_memory.site_of(url) if site_memory is not None else None
     if site_memory is not None and site is not None and url is not None:
+        # A page held at the cold start or captured again is recorded already: its own
+        # sighting is left out; one captured again is neither discounted nor counted twice.
+        recorded = held or site_memory.is_revisit(site, url)
+        blocks, fingerprints = page_fingerprints(document)
+        template = site_memory.template_blocks(
+            site, document, blocks, fingerprints, content=labelling.content_nodes, recorded=recorded
+        )
         if (overview or _DEFAULT_DETECTOR).site_evidence:
-            verdict = headline_evidence(site_memory, site, document, verdict)
-        if held or not site_memory.is_revisit(site, url):
-            blocks, fingerprints = page_fingerprints(document)
-            template = site_memory.template_blocks(
-                site, document, blocks, fingerprints, content=labelling.content_nodes, recorded=held
-            )
+            verdict = headline_evidence(site_memory, site, document, verdict, template)
+        if held or not recorded:
             labelling, template_chars = discount_template(document, labelling, template)
             if not held:
                 site_memory.record(site, fingerprints, url)

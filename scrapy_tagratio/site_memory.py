@@ -37,7 +37,9 @@ chose (any DOM algorithm: the default, CETD's variants, TextSweeper).
   Related-article rails and "most read" boxes link to known headlines too, but hold a
   small share of an article page's text; the share was set between what the articles of
   dragnet-dev's multi-page sites reach when crawled in order and what the example
-  project's section fronts reach after their articles (README, "Site memory").
+  project's section fronts reach after their articles (README, "Site memory"). On a
+  short page such a box holds more, so links in template blocks (a box on every page of
+  the site) do not count.
 
 Which site a page belongs to is its host without ``www.`` (``scope="host"``) or its
 registrable domain (``scope="domain"``, by the public suffix list that Scrapy's own
@@ -153,18 +155,18 @@ def headline_fingerprint(text: str | None) -> np.uint64 | None:
 
 def _headline_links(document: Document) -> tuple[np.ndarray, np.ndarray]:
     """The page's link blocks (blocks of mostly link text: a teaser's headline) long
-    enough to be headlines: their :func:`headline_fingerprint` and characters."""
+    enough to be headlines: their node indices and :func:`headline_fingerprint`."""
     nodes = document.nodes
     chars = nodes.block_chars
     blocks = np.flatnonzero((chars >= _MIN_HEADLINE_CHARS) & (2 * nodes.block_link_chars > chars))
     if not len(blocks):
-        return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
+        return blocks, np.zeros(0, dtype=np.uint64)
     # Every block's key (as _headline_key makes it) in one pass over their joined text.
     texts = _NOT_WORD_NOR_NUL.sub("", _joined_blocks(document, blocks).decode().lower())
     keys = texts.split("\0")
     long_enough = np.array([len(key) >= _MIN_HEADLINE_CHARS for key in keys], dtype=bool)
     prints = _fingerprints(key.encode() for key in keys if len(key) >= _MIN_HEADLINE_CHARS)
-    return prints, chars[blocks[long_enough]].astype(np.int64)
+    return blocks[long_enough], prints
 
 
 def host_of(url: str | None) -> str | None:
@@ -496,11 +498,15 @@ def headline_evidence(
     site: str,
     document: Document,
     verdict: OverviewVerdict,
+    template: np.ndarray,
 ) -> OverviewVerdict:
     """``verdict``, made "overview" when the page links to :data:`HEADLINE_LINKS` or more
     headlines of articles already crawled from ``site`` whose link text is at least
     :data:`HEADLINE_SHARE` of the page's text (see the module docstring). A link counts
-    when it is a block of its own (mostly link text), as a teaser's headline is."""
+    when it is a block of its own (mostly link text), as a teaser's headline is, and not
+    one of the page's ``template`` blocks (:meth:`SiteMemory.template_blocks`): a "most
+    read" box on every page of the site links to known headlines from the articles too,
+    and on a short page it holds a large share of the text."""
     nodes = document.nodes
     total = int(nodes.chars[0]) if len(nodes) else 0
     # A page whose links altogether hold less than the share cannot pass: most articles,
@@ -512,9 +518,11 @@ def headline_evidence(
         or memory.headlines(site) < HEADLINE_LINKS
     ):
         return verdict
-    prints, chars = _headline_links(document)
-    known = memory.known_headlines(site, prints)
-    links, share = int(known.sum()), chars[known].sum() / total
+    blocks, prints = _headline_links(document)
+    is_template = np.zeros(len(nodes), dtype=bool)
+    is_template[template] = True
+    known = memory.known_headlines(site, prints) & ~is_template[blocks]
+    links, share = int(known.sum()), nodes.block_chars[blocks[known]].sum() / total
     if links < HEADLINE_LINKS or share < HEADLINE_SHARE:
         return verdict
     reason = (

@@ -531,6 +531,42 @@ def test_a_page_listing_headlines_of_articles_already_crawled_is_an_overview_pag
     assert not unjudged.is_overview
 
 
+def with_most_read(html: str, linked: range) -> str:
+    """``html`` with a "most read" box, the same on every page of the site, linking to the
+    headlines of the stories ``linked``."""
+    box = "".join(
+        f'<li><a href="/a/{n}.html">Story {n} about the {WORDS[n % len(WORDS)]}</a></li>'
+        for n in linked
+    )
+    return html.replace("<footer>", f"<aside><h2>Most read</h2><ul>{box}</ul></aside><footer>")
+
+
+def test_a_short_page_with_the_sites_most_read_box_is_not_an_overview_page() -> None:
+    """The "most read" box on every page of the site links to five known headlines; on a
+    short "about" page it holds over a quarter of the text. Being template (seen on the
+    articles), its links are no evidence of a listing: the page is not dropped. A front
+    whose own teasers link to the same stories still is dropped."""
+    memory = SiteMemory()
+    for number in range(5):
+        page = with_most_read(article(number), range(5))
+        extract(page, url=f"https://example.org/a/{number}.html", site_memory=memory)
+    about = with_most_read(
+        PAGE.format(
+            title="About us", paragraphs="<p>Write to the newsroom at 1 Example Street.</p>"
+        ),
+        range(5),
+    )
+    alone = extract(about, url="https://example.org/about")
+    assert not alone.is_overview  # the detector alone keeps it: the test means something
+    kept = extract(
+        about, url="https://example.org/about", site_memory=pickle.loads(pickle.dumps(memory))
+    )
+    assert not kept.is_overview, kept.overview_reasons
+    listing = extract(with_most_read(front(range(5)), range(5)), url="https://example.org/latest",
+                      site_memory=memory)  # fmt: skip
+    assert listing.overview_verdict == "overview"
+
+
 @pytest.mark.integration
 def test_a_crawl_drops_a_front_listing_the_articles_it_read(
     template_site: LocalSite, run_crawls: Callable[..., dict[str, CrawlResult]]
