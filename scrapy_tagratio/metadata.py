@@ -26,7 +26,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from functools import cached_property
+from functools import lru_cache
 from html import unescape
 from typing import Any, Literal, get_args
 from urllib.parse import urljoin, urlparse
@@ -351,6 +351,27 @@ _MAX_LINKED_AUTHORS = 10
 #: Elements after the headline searched for a byline, and characters of text read there.
 _BYLINE_REACH = 80
 _BYLINE_TEXT = 200
+#: Distinct hints whose matches are remembered (class names repeat within and across
+#: pages: list items, cards, a site's template).
+_HINT_MEMORY = 4096
+
+
+@lru_cache(maxsize=_HINT_MEMORY)
+def _off_hint(hint: str) -> bool:
+    """The hint marks an off-article element (:data:`_OFF_ARTICLE`)."""
+    return _OFF_ARTICLE.search(hint) is not None
+
+
+@lru_cache(maxsize=_HINT_MEMORY)
+def _byline_hint(hint: str) -> bool:
+    """The hint marks a byline (:data:`_BYLINE_HINT`)."""
+    return _BYLINE_HINT.search(hint) is not None
+
+
+@lru_cache(maxsize=_HINT_MEMORY)
+def _dated_hint(hint: str) -> bool:
+    """The hint marks an element whose text may give the date (:data:`_DATED`)."""
+    return _DATED.search(hint) is not None
 
 
 @dataclass
@@ -362,27 +383,34 @@ class _Article:
     start: int
     stop: int
 
+    #: Elements of the region already settled (on or off the article).
+    _settled: dict[int, bool] = field(default_factory=dict, init=False, repr=False)
+
     def holds(self, element: int) -> bool:
         """``element`` is in the article and not inside a comment thread, a related list,
         a footer, an aside or the like (an element of the region so marked)."""
-        return self.start <= element < self.stop and not self._off[element - self.start]
+        return self.start <= element < self.stop and not self._off(element)
 
-    @cached_property
-    def _off(self) -> np.ndarray:
-        """Per element of the region: it is inside an off-article element of the region
-        (subtrees marked by a difference array: no walk up the ancestors)."""
-        page, start, stop = self.page, self.start, self.stop
-        tags = page.tags[start:stop]
-        flagged = np.fromiter(map(_OFF_ARTICLE_TAGS.__contains__, tags), bool, len(tags))
-        hints = page.hints[start:stop]
-        off = {hint: bool(_OFF_ARTICLE.search(hint)) for hint in set(hints.tolist()) - {""}}
-        off[""] = False  # one search per distinct hint: they repeat (list items, cards)
-        flagged |= np.fromiter(map(off.__getitem__, hints.tolist()), bool, len(hints))
-        first = np.flatnonzero(flagged)
-        size = stop - start + 1
-        ends = np.minimum(page.end[first + start], stop) - start
-        marks = np.bincount(first, minlength=size) - np.bincount(ends, minlength=size)
-        return np.cumsum(marks[:-1]) > 0
+    def _off(self, element: int) -> bool:
+        """``element`` or one of its ancestors in the region is an off-article element.
+        Only the few elements asked about are settled: a walk up their parents, stopped
+        at the first one already settled, so every element is looked at once at most."""
+        page, settled, start = self.page, self._settled, self.start
+        path = []
+        off = False
+        while element >= start:
+            known = settled.get(element)
+            if known is not None:
+                off = known
+                break
+            path.append(element)
+            if page.tags[element] in _OFF_ARTICLE_TAGS or _off_hint(page.hints[element]):
+                off = True
+                break
+            element = int(page.parent[element])
+        for passed in path:
+            settled[passed] = off
+        return off
 
 
 def _first(tags: list[str], tag: str, count: int) -> list[int]:
@@ -734,9 +762,8 @@ def _linked_authors(page: PageEvents, article: _Article) -> list[str]:
 def _byline_names(page: PageEvents, article: _Article) -> list[str]:
     """Names in the first author- or byline-hinted element after the headline."""
     stop = min(article.stop, article.start + _BYLINE_REACH * 4)
-    for element in range(article.start, stop):
-        hint = page.hints[element]
-        if hint and _BYLINE_HINT.search(hint) and article.holds(element):
+    for element, hint in enumerate(page.hints[article.start : stop].tolist(), article.start):
+        if hint and _byline_hint(hint) and article.holds(element):
             names = split_names(_strip_dates(page.text_under(element)[:_BYLINE_TEXT]))
             if names:
                 return names
@@ -764,9 +791,8 @@ def _times(page: PageEvents, fields: _Fields, article: _Article, now: datetime) 
     if "published" in fields.values:
         return
     stop = min(article.stop, article.start + _BYLINE_REACH)
-    for element in range(article.start, stop):
-        hint = page.hints[element]
-        if hint and _DATED.search(hint) and article.holds(element):
+    for element, hint in enumerate(page.hints[article.start : stop].tolist(), article.start):
+        if hint and _dated_hint(hint) and article.holds(element):
             written = _plausible_value(find_date(page.text_under(element)[:_BYLINE_TEXT]), now)
             if written:
                 fields.offer("published", written, "text")
