@@ -25,7 +25,6 @@ from cpython.unicode cimport (
     Py_UNICODE_ISSPACE, PyUnicode_DATA, PyUnicode_DecodeUTF8, PyUnicode_KIND, PyUnicode_New,
     PyUnicode_WRITE,
 )
-from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy, strlen
 
 cimport cython
@@ -983,37 +982,3 @@ def scan_markup(const unsigned char[:] data, Py_ssize_t limit):
             if found is not NULL:
                 html_end = found - base + 1
     return deep, tbody, html_end
-
-
-def langid_visits(
-    const unsigned char[::1] data,
-    const unsigned int[::1] nextmove,
-    const int64_t[::1] rowbase,
-    const int32_t[::1] output,
-    Py_ssize_t features,
-):
-    """langid.py's feature count (Lui and Baldwin 2012, section 3: byte n-grams found by
-    an Aho-Corasick automaton): ``data`` (UTF-8) walked through the automaton's
-    ``nextmove`` table from state 0, each state's feature (``output``, -1 for none, else
-    below ``features``) counted. The counts of the features seen, in the order first
-    seen: the dict py3langid's own Python loop builds, so its scores sum in the same
-    order. The counts live in zeroed memory of this call (no state shared between
-    threads)."""
-    cdef Py_ssize_t i, n = data.shape[0]
-    cdef int64_t state = 0
-    cdef int32_t feature
-    cdef list order = []
-    cdef int32_t* counts = <int32_t*>calloc(features, sizeof(int32_t))
-    if counts is NULL:
-        raise MemoryError()
-    try:
-        for i in range(n):
-            state = nextmove[rowbase[state] + data[i]]
-            feature = output[state]
-            if feature >= 0:
-                if counts[feature] == 0:
-                    order.append(feature)
-                counts[feature] += 1
-        return {feature: counts[feature] for feature in order}
-    finally:
-        free(counts)

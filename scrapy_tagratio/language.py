@@ -15,10 +15,6 @@ import re
 from functools import cache
 from typing import Any
 
-import numpy as np
-
-from .reader import active_kernel
-
 __all__ = [
     "CONFIDENT",
     "bcp47",
@@ -68,53 +64,12 @@ def same_language(tag: str, detected: str) -> bool:
 @cache
 def _identifier() -> Any:
     """py3langid's identifier with normalised probabilities (its model loads once, in
-    under a second), or None when the package is not installed. Where the compiled
-    kernel reads pages, its automaton walk (:func:`_compiled_walk`) replaces langid's
-    byte loop; the scores, and so the languages, are the same."""
+    under a second), or None when the package is not installed."""
     try:
         from py3langid.langid import MODEL_FILE, LanguageIdentifier
     except ImportError:
         return None
-    identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
-    return _compiled_walk(identifier) or identifier
-
-
-def _compiled_walk(identifier: Any) -> Any:
-    """``identifier`` as an instance whose feature count (``_raw_score``'s automaton walk,
-    langid's hot loop) runs in the kernel's :func:`langid_visits` while a kernel is
-    active (:func:`~.reader.active_kernel`), and in langid's own loop otherwise; None when
-    this py3langid keeps its automaton in another layout (then langid runs as it is)."""
-    cls = type(identifier)
-    nextmove = getattr(identifier, "tk_nextmove", None)
-    rowbase = getattr(identifier, "_rowbase", None)
-    output = getattr(identifier, "tk_output", None)
-    if not (
-        callable(getattr(cls, "_raw_score", None))
-        and callable(getattr(cls, "_sparse_score", None))
-        and getattr(nextmove, "typecode", None) == "I"
-        and isinstance(rowbase, list)
-        and isinstance(output, list)
-    ):
-        return None
-
-    class CompiledWalk(cls):  # type: ignore[misc, valid-type]
-        __slots__ = ()  # langid's layout, so the loaded identifier can take this class
-
-        def _raw_score(self, text: bytes) -> Any:
-            kernel = active_kernel()
-            walk = getattr(kernel, "langid_visits", None)
-            if walk is None or not isinstance(text, bytes):
-                return super()._raw_score(text)
-            visits = walk(text, nextmove, rows, features, size)
-            if not visits:  # langid's own fallback scores
-                return super()._raw_score(text)
-            return self._sparse_score(visits, self.nb_ptc)
-
-    rows = np.asarray(rowbase, dtype=np.int64)
-    features = np.asarray(output, dtype=np.int32)
-    size = int(features.max()) + 1
-    identifier.__class__ = CompiledWalk
-    return identifier
+    return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
 
 
 def detector_available() -> bool:

@@ -224,33 +224,6 @@ def test_a_wrong_declaration_is_overruled_by_the_text() -> None:
     assert (right.language, right.sources["language"]) == ("en-GB", "meta")
 
 
-@pytest.mark.skipif(not detector_available(), reason="py3langid (scrapy-tagratio[lang]) absent")
-def test_the_compiled_langid_walk_scores_as_langid_does(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The kernel's automaton walk gives langid's own probabilities, bit for bit, on text
-    in several scripts, on random code points and on text with no feature at all; with
-    the pure reader langid's own loop runs."""
-    import random
-
-    from py3langid.langid import MODEL_FILE, LanguageIdentifier
-
-    from scrapy_tagratio import language, reader
-
-    ours = language._identifier()
-    stock = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
-    rng = random.Random(18)
-    texts = [
-        "The committee met on Tuesday to discuss the budget for the coming year. " * 9,
-        "Der Ausschuss traf sich am Dienstag, um über den Haushalt zu beraten. " * 9,
-        "Комитет собрался во вторник, чтобы обсудить бюджет на следующий год. " * 9,
-        "委員会は火曜日に会合を開き、来年度の予算について話し合った。" * 12,
-        "\x01\x02" * 300,
-    ] + ["".join(chr(rng.randrange(1, 0x3000)) for _ in range(600)) for _ in range(20)]
-    expected = [stock.classify(text) for text in texts]
-    for name in ("kernel", "target"):
-        monkeypatch.setattr(reader, "DEFAULT_READER", name)
-        assert [ours.classify(text) for text in texts] == expected, name
-
-
 # ---------------------------------------------------------------------- real pages
 @pytest.mark.benchmark_data
 @pytest.mark.parametrize(
