@@ -230,19 +230,20 @@ def _find_structures(document: Document, min_repeats: int) -> Structures:
         & (body_chars[items] >= COMMENT_BODY_CHARS)
         & (unlinked >= 2 * link_chars)
     )
-    # The page each item's headline leads to, as a number per distinct href (-1: none,
-    # or the same page).
+    # An item looks like a teaser when its headline is large enough (or in a heading) and
+    # leads to another page: the page, as a number per distinct href (-1: none, or the
+    # same page), is read only for the items whose headline is large enough.
+    link_text = nodes.chars[np.maximum(first_link, 0)].astype(np.float64)
+    large_headline = found & (
+        (link_text >= HEADLINE_SHARE * chars) | in_heading[np.maximum(first_link, 0)]
+    )
     target_ids: dict[str, int] = {}
     targets = np.full(items.size, -1, dtype=np.int64)
-    for position in np.flatnonzero(found).tolist():
+    for position in np.flatnonzero(large_headline).tolist():
         target = (document.href(int(first_link[position])) or "").strip()
         if target and not target.lower().startswith(_SAME_PAGE_PREFIXES):
             targets[position] = target_ids.setdefault(target, len(target_ids))
-    leads_away = targets >= 0
-    link_text = nodes.chars[np.maximum(first_link, 0)].astype(np.float64)
-    looks_teaser = leads_away & (
-        (link_text >= HEADLINE_SHARE * chars) | in_heading[np.maximum(first_link, 0)]
-    )
+    looks_teaser = targets >= 0
 
     # Per group: the shares of items that look like comments / teasers, and how many
     # distinct pages the teasers' headlines lead to.

@@ -89,6 +89,22 @@ def test_hints_read_class_words_as_components() -> None:
     assert flagged == ["menu-item", "sd_sharing", "ad"]
 
 
+def test_hints_are_read_only_where_asked() -> None:
+    """``where`` limits the reading to the marked nodes (block_features reads only the
+    text blocks and their ancestors); the marked nodes' flags are the full reading's."""
+    doc = Document.from_input(
+        "<body><div class='sidebar'><p>x <span class='share'>y</span></p></div>"
+        "<nav class='menu'></nav><div class='content'><p>z</p></div></body>"
+    )
+    nodes = doc.nodes
+    full = hint_flags(nodes)
+    assert full.sum() == 3  # sidebar, share, menu
+    where = nodes.with_ancestors(nodes.block_chars > 0)
+    assert not where.all()  # the span and the empty nav are no text block's ancestors
+    assert np.array_equal(hint_flags(nodes, where=where), full & where)
+    assert not hint_flags(nodes, where=np.zeros(len(nodes), dtype=bool)).any()
+
+
 def test_parameters_are_validated() -> None:
     with pytest.raises(ExtractionError, match="'threshold'"):
         TagRatio(threshold=1.5)

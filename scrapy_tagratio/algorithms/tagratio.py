@@ -130,11 +130,17 @@ def _names_boilerplate(hint: str) -> bool:
     return BOILERPLATE_HINT.search(words) is not None and CONTENT_HINT.search(words) is None
 
 
-def hint_flags(nodes: NodeTable) -> np.ndarray:
+def hint_flags(nodes: NodeTable, where: np.ndarray | None = None) -> np.ndarray:
     """Boolean per node: its class/id/role/itemprop names a boilerplate region (and not
-    the article body). Each distinct hint of the page is read once."""
-    flag_of = {hint: _names_boilerplate(hint) for hint in dict.fromkeys(nodes.hint)}
-    return np.fromiter(map(flag_of.__getitem__, nodes.hint), bool, len(nodes))
+    the article body). Each distinct hint of the page is read once; with ``where`` (a
+    boolean mask), only the hints of the nodes it marks are read, the others are False
+    (the regular expressions of an uncached hint are most of this function's time)."""
+    index = np.arange(len(nodes)) if where is None else np.flatnonzero(where)
+    hints = [nodes.hint[i] for i in index.tolist()]
+    flag_of = {hint: _names_boilerplate(hint) for hint in dict.fromkeys(hints)}
+    flags = np.zeros(len(nodes), dtype=bool)
+    flags[index] = np.fromiter(map(flag_of.__getitem__, hints), bool, len(hints))
+    return flags
 
 
 #: Names of the features of :func:`block_features`, in column order.
@@ -202,10 +208,13 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
     main = main_container(nodes, sums, structures)
     main_path = nodes.ancestors_or_self(main)
     under_tag = nodes.with_descendants(nodes.tag_mask(BOILERPLATE_TAGS) & ~main_path)
-    under_hint = nodes.with_descendants(hint_flags(nodes) & ~main_path)
-
     owner = nodes.block
     length = nodes.block_chars
+    # Only the text blocks' flags are read, and a block is under a hint exactly when one
+    # of its ancestors-or-self off the main path has it: the other nodes' hints are not
+    # read (about two in five of a page's distinct hints).
+    on_text_path = nodes.with_ancestors(length > 0) & ~main_path
+    under_hint = nodes.with_descendants(hint_flags(nodes, where=on_text_path))
     link_length = nodes.block_link_chars
     blocks = np.flatnonzero(length > 0)
     parents = np.maximum(nodes.parent[blocks], 0)
