@@ -55,10 +55,10 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from functools import cache, cached_property
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 from urllib.parse import parse_qsl, urljoin, urlsplit
@@ -190,7 +190,7 @@ def url_shape(url: str | None) -> str:
         return ""
     parts = urlsplit(url.strip())
     segments = [s for s in parts.path.split("/") if s]
-    query = parse_qsl(parts.query)
+    query = parse_qsl(parts.query) if parts.query else []
     if not query and (not segments or (len(segments) == 1 and _INDEX_FILE.fullmatch(segments[0]))):
         return "home"
     if _PAGINATED_PATH.search(parts.path) is not None or any(
@@ -851,9 +851,14 @@ class OverviewModel:
         # and without any flag: a verdict names what a page has, not what it lacks.
         return np.where([name in FLAGS for name in self.features], 0.0, self.means)
 
+    @cached_property
+    def _pick(self) -> Callable[[Mapping[str, float]], tuple[float, ...]]:
+        """The model's features, in its order, from :meth:`PageEvidence.features`."""
+        pick = itemgetter(*self.features)
+        return pick if len(self.features) > 1 else lambda values: (pick(values),)
+
     def vector(self, evidence: PageEvidence, min_net_text_length: int) -> np.ndarray:
-        values = evidence.features(min_net_text_length)
-        return np.array([values[name] for name in self.features])
+        return np.array(self._pick(evidence.features(min_net_text_length)))
 
     def contributions(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         """The logit of the reference page and each feature's move away from it (their
@@ -912,8 +917,11 @@ class OverviewModel:
         uncertain = min(self.uncertain_threshold, drop) if uncertain is None else uncertain
         score = 1.0 / (1.0 + np.exp(-(base + contributions.sum(axis=-1))))
         code = np.asarray(score >= uncertain, dtype=np.int8)
-        listing = (score >= drop) & (
-            self.structure_probability(base, contributions) >= min(self.structure_threshold, drop)
+        listing = score >= drop
+        if not listing.any():  # most pages: no structure test to run
+            return score, code
+        listing &= self.structure_probability(base, contributions) >= min(
+            self.structure_threshold, drop
         )
         if self._listed.size:
             listing &= self.has_structure(x)
