@@ -6,7 +6,8 @@ Every distinct page of the pool (1961 pages: every page of trafilatura-eval, fun
 dragnet-dev, readability-dev and goose-dev is a content page; overview-dev adds its labelled
 overview, article and other pages) is parsed once; the default algorithm's extraction gives
 the net text length, TextSweeper's extraction gives the paper's own test, and the page's
-:class:`~scrapy_tagratio.overview.PageEvidence` is kept in memory with and without the URL.
+:class:`~scrapy_tagratio.overview.PageEvidence` is kept in memory with and without the URL
+(without it, the shape of the address the page declares stands in, as in the detector).
 
 The combined model is a standardised logistic regression over
 :data:`~scrapy_tagratio.overview.FEATURES` (or ``--features``), fitted on every training page
