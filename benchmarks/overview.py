@@ -6,7 +6,8 @@ Every distinct page of the pool (1961 pages: every page of trafilatura-eval, fun
 dragnet-dev, readability-dev and goose-dev is a content page; overview-dev adds its labelled
 overview, article and other pages) is parsed once; the default algorithm's extraction gives
 the net text length, TextSweeper's extraction gives the paper's own test, and the page's
-:class:`~scrapy_tagratio.overview.PageEvidence` is kept in memory with and without the URL.
+:class:`~scrapy_tagratio.overview.PageEvidence` is kept in memory with and without the URL
+(without it, the shape of the address the page declares stands in, as in the detector).
 
 The combined model is a standardised logistic regression over
 :data:`~scrapy_tagratio.overview.FEATURES` (or ``--features``), fitted on every training page
@@ -69,8 +70,10 @@ from scrapy_tagratio.overview import (
     OverviewDetector,
     OverviewModel,
     PageEvidence,
+    declared_url,
     page_evidence,
     shipped_model,
+    url_shape,
 )
 
 from . import protocol
@@ -111,6 +114,7 @@ class Record:
 
     page: protocol.ProtocolPage
     evidence: PageEvidence  # with the URL where the pool has one
+    declared_without_url: str  # the declared address's shape, read without the URL
     textsweeper_net: int
     # The shipped file's (score, code) with and without URL (None: the file does not match
     # the code, e.g. before the first --fit after a change of its layout or features).
@@ -147,11 +151,14 @@ def collect(pages: Sequence[protocol.ProtocolPage]) -> list[Record]:
             document.url = None
             without_url = detector.detect(document, labelling)
             scores = tuple((v.score, VERDICTS.index(v.verdict)) for v in (with_url, without_url))
+        document.url = None
+        declared = url_shape(declared_url(document))
         ts = textsweeper.run(document)
         records.append(
             Record(
                 page=page,
                 evidence=evidence,
+                declared_without_url=declared,
                 textsweeper_net=ts.content_chars - ts.link_chars,
                 shipped=scores,  # type: ignore[arg-type]
                 extract_seconds=extracted - started,
@@ -162,11 +169,17 @@ def collect(pages: Sequence[protocol.ProtocolPage]) -> list[Record]:
 
 
 def matrix(records: Sequence[Record], names: Sequence[str], *, url: bool) -> np.ndarray:
-    """Feature rows; without URL, as if the detector had been given none."""
+    """Feature rows; with URL, as in a crawl (a page of the pool without one is given a
+    URL of no shape, so the address it declares is not read); without URL, as if the
+    detector had been given none (the declared address's shape stands in)."""
     minimum = OverviewDetector().min_net_text_length
     rows = []
     for record in records:
-        evidence = record.evidence if url else dataclasses.replace(record.evidence, url_shape="")
+        evidence = dataclasses.replace(
+            record.evidence,
+            url_shape=record.evidence.url_shape if url else "",
+            declared_shape="" if url else record.declared_without_url,
+        )
         values = evidence.features(minimum)
         rows.append([values[name] for name in names])
     return np.asarray(rows, dtype=np.float64)

@@ -30,7 +30,8 @@ page. This module measures evidence on the page itself, from the node table, the
   ``itemtype`` (``NewsArticle``... against ``CollectionPage``, ``ItemList``...), a
   published-time meta, ``rel=next``/``prev``;
 * **URL shape**, when known: a home page, a listing (``/tag/``, ``/page/2``...), an
-  article (a slug, a long number, a date path).
+  article (a slug, a long number, a date path); where no URL is given, the shape of the
+  address the page declares for itself (``<link rel="canonical">``, ``og:url``).
 
 Lengths are counted in characters times a *text scale*: about 3 on Chinese, Japanese and
 Korean pages, 1 elsewhere; no word list of any language is needed except the URL's
@@ -54,13 +55,13 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from functools import cache, cached_property
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Any, ClassVar, Literal
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, urljoin, urlsplit
 
 import numpy as np
 
@@ -85,6 +86,7 @@ __all__ = [
     "OverviewVerdict",
     "PageEvidence",
     "Verdict",
+    "declared_url",
     "page_evidence",
     "shipped_model",
     "text_scale",
@@ -188,7 +190,7 @@ def url_shape(url: str | None) -> str:
         return ""
     parts = urlsplit(url.strip())
     segments = [s for s in parts.path.split("/") if s]
-    query = parse_qsl(parts.query)
+    query = parse_qsl(parts.query) if parts.query else []
     if not query and (not segments or (len(segments) == 1 and _INDEX_FILE.fullmatch(segments[0]))):
         return "home"
     if _PAGINATED_PATH.search(parts.path) is not None or any(
@@ -207,6 +209,46 @@ def url_shape(url: str | None) -> str:
     ):
         return "listing"
     return ""
+
+
+def declared_url(document: Document) -> str | None:
+    """The address the page declares for itself: its ``<link rel="canonical">``, else its
+    ``og:url`` (as read by the reader; no second parse).
+
+    Resolved against the page's URL when there is one; without one, only an absolute
+    address counts. Anything that does not resolve to an http(s) address with a host
+    (``javascript:``, ``mailto:``, a placeholder, a relative path with no base) is ignored:
+    ``None``."""
+    attributes = document.page.attributes
+    tags = document.page.tags
+    found: str | None = None
+    # Most pages' rels (nofollow, noopener...) are many, and none is canonical.
+    if "canonical" in " ".join(attributes.rels).lower():
+        for rel, owner in zip(attributes.rels, attributes.rel_owners, strict=True):
+            if tags[owner] == "link" and "canonical" in rel.lower().split():
+                found = (attributes.kept.get(owner) or (None,))[0]
+                if found:
+                    break
+    if not found:
+        found = next(
+            (
+                content
+                for meta_property, name, _, content in attributes.metas
+                if content and (meta_property or name or "").strip().lower() == "og:url"
+            ),
+            None,
+        )
+    if not found:
+        return None
+    found = found.strip()
+    try:
+        address = urljoin(document.url, found) if document.url else found
+        parts = urlsplit(address)
+    except ValueError:  # e.g. an unbalanced "[" in the host
+        return None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        return None
+    return address
 
 
 @dataclass(frozen=True)
@@ -246,7 +288,10 @@ class PageEvidence(TeaserEvidence):
     og_website: bool
     published_time: bool
     paginated: bool
-    url_shape: str
+    url_shape: str  # of the URL given with the page
+    #: Of the address the page declares (:func:`declared_url`), read only where no URL is
+    #: given: under the protocol, a declared address beside a given URL lost articles.
+    declared_shape: str
     total_length: float  # all text of the page, scaled characters
     main_link_share: float  # link characters of the extraction's content, as a share
     headline_share: float  # text of headline-long links, as a share of the page's text
@@ -268,6 +313,11 @@ class PageEvidence(TeaserEvidence):
         return listed / (listed + self.free_prose) if listed else 0.0
 
     @property
+    def url_source(self) -> str:
+        """Where the URL shape features come from, for the reasons."""
+        return "URL" if self.url_shape or not self.declared_shape else "declared URL"
+
+    @property
     def prose_block_share(self) -> float:
         """The largest block of long paragraphs as a share of the page's text."""
         return min(1.0, self.prose_block / self.total_length) if self.total_length else 0.0
@@ -277,6 +327,7 @@ class PageEvidence(TeaserEvidence):
         as ``log((net + 1) / min_net_text_length)`` clipped to [-5, 5]."""
         log1p = math.log1p
         net = max(self.net_text_length, 0) + 1
+        shape = self.url_shape or self.declared_shape
         return {
             "net_text": min(5.0, max(-5.0, math.log(net / min_net_text_length))),
             "link_share": self.link_share,
@@ -305,9 +356,9 @@ class PageEvidence(TeaserEvidence):
             "og_website": float(self.og_website),
             "published_time": float(self.published_time),
             "paginated": float(self.paginated),
-            "url_home": float(self.url_shape == "home"),
-            "url_listing": float(self.url_shape == "listing"),
-            "url_article": float(self.url_shape == "article"),
+            "url_home": float(shape == "home"),
+            "url_listing": float(shape == "listing"),
+            "url_article": float(shape == "article"),
             "headline_share": self.headline_share,
             "headlines_over_prose": self.headlines_over_prose,
             "declared_without_headline": float(
@@ -675,6 +726,7 @@ def page_evidence(document: Document, labelling: Labelling) -> PageEvidence:
         published_time=published,
         paginated=paginated,
         url_shape=url_shape(document.url),
+        declared_shape="" if document.url else url_shape(declared_url(document)),
         total_length=total * scale,
         main_link_share=labelling.link_chars / labelling.content_chars
         if labelling.content_chars
@@ -799,9 +851,14 @@ class OverviewModel:
         # and without any flag: a verdict names what a page has, not what it lacks.
         return np.where([name in FLAGS for name in self.features], 0.0, self.means)
 
+    @cached_property
+    def _pick(self) -> Callable[[Mapping[str, float]], tuple[float, ...]]:
+        """The model's features, in its order, from :meth:`PageEvidence.features`."""
+        pick = itemgetter(*self.features)
+        return pick if len(self.features) > 1 else lambda values: (pick(values),)
+
     def vector(self, evidence: PageEvidence, min_net_text_length: int) -> np.ndarray:
-        values = evidence.features(min_net_text_length)
-        return np.array([values[name] for name in self.features])
+        return np.array(self._pick(evidence.features(min_net_text_length)))
 
     def contributions(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         """The logit of the reference page and each feature's move away from it (their
@@ -860,8 +917,11 @@ class OverviewModel:
         uncertain = min(self.uncertain_threshold, drop) if uncertain is None else uncertain
         score = 1.0 / (1.0 + np.exp(-(base + contributions.sum(axis=-1))))
         code = np.asarray(score >= uncertain, dtype=np.int8)
-        listing = (score >= drop) & (
-            self.structure_probability(base, contributions) >= min(self.structure_threshold, drop)
+        listing = score >= drop
+        if not listing.any():  # most pages: no structure test to run
+            return score, code
+        listing &= self.structure_probability(base, contributions) >= min(
+            self.structure_threshold, drop
         )
         if self._listed.size:
             listing &= self.has_structure(x)
@@ -918,9 +978,9 @@ _REASONS: Mapping[str, str] = {
     "og_website": "og:type website",
     "published_time": "has a published-time meta",
     "paginated": "has rel=next/prev pagination",
-    "url_home": "the URL is a home page",
-    "url_listing": "the URL is a listing's",
-    "url_article": "the URL is an article's",
+    "url_home": "the {url_source} is a home page",
+    "url_listing": "the {url_source} is a listing's",
+    "url_article": "the {url_source} is an article's",
     "headline_share": "headline links hold {headline_share:.0%} of the text",
     "declared_without_headline": "declares an article but its title repeats no h1",
     "headlines_over_prose": "headline links hold {headlines_over_prose:.0%} of the text "

@@ -36,6 +36,8 @@ class Page:
     body: bytes
     content_type: str | None = "text/html; charset=utf-8"
     status: int = 200
+    #: Further response headers (``Location``, ``Content-Encoding``, ...).
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 class LocalSite:
@@ -52,6 +54,8 @@ class LocalSite:
                 self.send_response(page.status)
                 if page.content_type is not None:
                     self.send_header("Content-Type", page.content_type)
+                for name, value in page.headers:
+                    self.send_header(name, value)
                 self.send_header("Content-Length", str(len(page.body)))
                 self.end_headers()
                 self.wfile.write(page.body)
@@ -66,11 +70,21 @@ class LocalSite:
         self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}"
 
     def add(
-        self, path: str, body: bytes | str, content_type: str | None = None, status: int = 200
+        self,
+        path: str,
+        body: bytes | str,
+        content_type: str | None = None,
+        status: int = 200,
+        headers: dict[str, str] | None = None,
     ) -> str:
-        """Serve ``body`` at ``path`` with ``status``; returns its URL."""
+        """Serve ``body`` at ``path`` with ``status`` and ``headers``; returns its URL."""
         data = body.encode("utf-8") if isinstance(body, str) else body
-        self.pages[path] = Page(data, content_type or "text/html; charset=utf-8", status)
+        self.pages[path] = Page(
+            data,
+            content_type or "text/html; charset=utf-8",
+            status,
+            tuple((headers or {}).items()),
+        )
         return self.url(path)
 
     def url(self, path: str) -> str:

@@ -25,6 +25,7 @@ from scrapy_tagratio.overview import (
     MODEL_FORMAT,
     SIGNALS,
     PageEvidence,
+    declared_url,
     page_evidence,
     shipped_model,
     text_scale,
@@ -376,6 +377,86 @@ def test_url_moves_the_score() -> None:
     assert any("the URL is an article's" in r for r in article.overview_reasons)
 
 
+CANONICAL = '<link rel="canonical" href="{}">'
+OG_URL = '<meta property="og:url" content="{}">'
+
+
+@pytest.mark.parametrize(
+    ("head", "url", "declared"),
+    [
+        (
+            CANONICAL.format("https://example.com/tag/harbour/"),
+            None,
+            "https://example.com/tag/harbour/",
+        ),
+        (OG_URL.format("https://example.com/"), None, "https://example.com/"),
+        # The canonical link is the page's own statement: it wins over og:url.
+        (
+            CANONICAL.format("https://example.com/a/1") + OG_URL.format("https://example.com/"),
+            None,
+            "https://example.com/a/1",
+        ),
+        (
+            '<link rel="Alternate CANONICAL" href=" https://example.com/x ">',
+            None,
+            "https://example.com/x",
+        ),
+        # Relative: resolved against the URL when there is one, else unusable.
+        (
+            CANONICAL.format("/tag/harbour/"),
+            "https://example.com/a/3",
+            "https://example.com/tag/harbour/",
+        ),
+        (CANONICAL.format("/tag/harbour/"), None, None),
+        (CANONICAL.format("tag/harbour"), None, None),
+        # Not an http(s) address with a host.
+        (CANONICAL.format("javascript:void(0)"), None, None),
+        (CANONICAL.format("mailto:desk@example.com"), None, None),
+        (CANONICAL.format("https://"), None, None),
+        (CANONICAL.format("http://[::1/news"), None, None),
+        (OG_URL.format(""), None, None),
+        (CANONICAL.format(""), None, None),
+        ("", "https://example.com/a/3", None),
+    ],
+)
+def test_declared_url(head: str, url: str | None, declared: str | None) -> None:
+    page = article_page(head=head)
+    assert declared_url(Document.from_input(page, url=url)) == declared
+
+
+def test_a_canonical_link_in_the_body_declares_nothing() -> None:
+    """``rel=canonical`` on an ``<a>`` names another page, not this one's address."""
+    page = article_page().replace(
+        "<header>", '<header><a rel="canonical" href="https://example.com/">'
+    )
+    assert declared_url(Document.from_input(page)) is None
+
+
+def test_the_declared_url_stands_in_for_a_missing_url() -> None:
+    """Without a URL, the address the page declares moves the score as a given URL of the
+    same shape would; with a URL, the given one alone counts (a declared address beside
+    it lost articles under the protocol)."""
+    home, article = "https://example.com/", "https://example.com/news/harbour-swim-record-broken"
+    declares_home = article_page(head=CANONICAL.format(home))
+    declares_article = article_page(head=OG_URL.format(article))
+    plain = extract(article_page()).overview_score
+    as_home = extract(declares_home)
+    as_article = extract(declares_article)
+    assert as_home.overview_score == pytest.approx(extract(article_page(), url=home).overview_score)
+    assert as_article.overview_score == pytest.approx(
+        extract(article_page(), url=article).overview_score
+    )
+    assert as_article.overview_score < plain < as_home.overview_score
+    assert any("the declared URL is an article's" in r for r in as_article.overview_reasons)
+    neutral = "https://example.com/a/3"
+    for page in (declares_home, declares_article):
+        assert extract(page, url=neutral).overview_score == pytest.approx(
+            extract(article_page(), url=neutral).overview_score
+        )
+    assert evidence_of(declares_home, neutral).declared_shape == ""
+    assert evidence_of(declares_home).declared_shape == "home"
+
+
 # ---------------------------------------------------------------------- the verdict
 def test_verdicts_and_reasons() -> None:
     front = extract(front_page())
@@ -425,13 +506,18 @@ def test_uncertain_band_between_the_two_thresholds() -> None:
         OverviewDetector(threshold=0.4, uncertain_threshold=0.6)
 
 
-def test_url_and_declarations_are_never_decisive_alone() -> None:
-    """An article whose URL is a home page scores higher than without URL; a drop
-    threshold under that score but a structure threshold above what the page's structure
-    alone scores makes it uncertain, not overview."""
-    page = article_page()
-    home = extract(page, url="https://example.com/").overview_score
-    structure = extract(page).overview_score  # no URL, no declarations
+@pytest.mark.parametrize(
+    ("head", "url"),
+    [("", "https://example.com/"), (CANONICAL.format("https://example.com/"), None)],
+)
+def test_url_and_declarations_are_never_decisive_alone(head: str, url: str | None) -> None:
+    """An article whose URL (given, or declared where none is given) is a home page
+    scores higher than without any; a drop threshold under that score but a structure
+    threshold above what the page's structure alone scores makes it uncertain, not
+    overview."""
+    page = article_page(head=head)
+    home = extract(page, url=url).overview_score
+    structure = extract(article_page()).overview_score  # no URL, no declarations
     assert structure < home
     # Just under the structure's score (the gate sums the same contributions in another
     # order, so the two may differ in the last bit).
@@ -439,7 +525,7 @@ def test_url_and_declarations_are_never_decisive_alone() -> None:
         model = dataclasses.replace(shipped_model(), structure_threshold=gate)
         result = extract(
             page,
-            url="https://example.com/",
+            url=url,
             overview=OverviewDetector(threshold=home, uncertain_threshold=0.0, model=model),
         )
         assert result.overview_verdict == verdict and result.is_overview == (verdict == "overview")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import gzip
 import html
 import inspect
 import json
@@ -19,7 +20,7 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import pydantic
@@ -391,6 +392,7 @@ class StatusSpider(scrapy.Spider):
     status (``handle_httpstatus_all``), with the extraction's status in it."""
 
     name = "status"
+    request_meta: ClassVar[dict[str, Any]] = {"handle_httpstatus_all": True}
 
     def __init__(self, pages: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -398,7 +400,7 @@ class StatusSpider(scrapy.Spider):
 
     async def start(self) -> AsyncIterator[Request]:
         for url in self.pages:
-            yield Request(url, meta={"handle_httpstatus_all": True}, dont_filter=True)
+            yield Request(url, meta=dict(self.request_meta), dont_filter=True)
 
     def parse(self, response: Response) -> Iterator[dict[str, Any]]:
         yield {"url": response.url, "status": response.status}
@@ -436,6 +438,55 @@ def test_error_pages_are_not_extracted_unless_listed(
     assert with_404.stats["tagratio/skipped/http_500"] == 1
     assert "tagratio/skipped/http_404" not in with_404.stats
     assert all(item["main_text"] for item in with_404.items if item["status"] == 404)
+
+
+class RedirectedSpider(StatusSpider):
+    """As :class:`StatusSpider`, letting Scrapy's downloader middlewares follow redirects
+    and meta refreshes as they do by default."""
+
+    name = "redirected"
+    request_meta: ClassVar[dict[str, Any]] = {}
+
+
+def test_redirected_and_compressed_pages_are_extracted_as_the_spider_sees_them(
+    local_site: Callable[..., LocalSite], run_crawls: Callable[..., dict[str, CrawlResult]]
+) -> None:
+    """The downloader middleware sits after Scrapy's redirect, meta-refresh and
+    decompression middlewares (540 < 580, 590, 600): it extracts the final, decoded page
+    the callback gets, not a 301, a refresh stub or gzip bytes (which would be an error
+    record of kind ``not_html``)."""
+    server = local_site()
+    moved, refreshed, compressed = ARTICLES[:3]
+    server.add("/new/article.html", moved.read_bytes())
+    server.add("/refreshed.html", refreshed.read_bytes())
+    pages = [
+        server.add("/old.html", b"", status=301, headers={"Location": "/new/article.html"}),
+        server.add(
+            "/refresh.html",
+            '<html><head><meta http-equiv="refresh" content="0; url=/refreshed.html">'
+            "</head><body></body></html>",
+        ),
+        server.add(
+            "/compressed.html",
+            gzip.compress(compressed.read_bytes()),
+            headers={"Content-Encoding": "gzip"},
+        ),
+    ]
+    settings = {**ADDON, "TAGRATIO_SITE_MEMORY": False}
+    spec = CrawlSpec("redirects", "test_scrapy_integration:RedirectedSpider", settings)
+    spec.args = {"pages": json.dumps(pages)}
+    result = run_crawls([spec])["redirects"]
+    assert result.error is None
+    texts = {item["url"]: item["main_text"] for item in result.items}
+    expected = {
+        server.url("/new/article.html"): extract(moved.read_bytes()).text,
+        server.url("/refreshed.html"): extract(refreshed.read_bytes()).text,
+        server.url("/compressed.html"): extract(compressed.read_bytes()).text,
+    }
+    assert texts == expected
+    assert all(expected.values())
+    assert result.stats["tagratio/pages_extracted"] == 3
+    assert not any(key.startswith("tagratio/errors/") for key in result.stats)
 
 
 class WarmStartSpider(StatusSpider):
