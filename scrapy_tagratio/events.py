@@ -151,6 +151,20 @@ class PageEvents:
         return len(self.tags)
 
     @cached_property
+    def canonical_link(self) -> str | None:
+        """The ``href`` of the page's first ``<link rel="canonical">`` that has one, as
+        written (read by the metadata and by the overview detector)."""
+        attributes = self.attributes
+        # Most pages' rels (nofollow, noopener...) are many, and none is canonical.
+        if "canonical" not in " ".join(attributes.rels).lower():
+            return None
+        for rel, owner in zip(attributes.rels, attributes.rel_owners, strict=True):
+            href = (attributes.kept.get(owner) or (None,))[0]
+            if href and self.tags[owner] == "link" and "canonical" in rel.lower().split():
+                return href
+        return None
+
+    @cached_property
     def _spans(self) -> tuple[np.ndarray, np.ndarray]:
         """Per element, the events of its opening and of its closing: the events of its
         subtree lie between them, so a text query reads that range, not every event."""

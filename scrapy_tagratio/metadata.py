@@ -650,13 +650,10 @@ def _from_meta(
 def _canonical(page: PageEvents, fields: _Fields) -> None:
     """``<link rel="canonical">``: the page's own statement, above ``og:url`` and
     JSON-LD."""
-    attributes = page.attributes
-    for rel, owner in zip(attributes.rels, attributes.rel_owners, strict=True):
-        href = (attributes.kept.get(owner) or (None,))[0]
-        if href and page.tags[owner] == "link" and "canonical" in rel.lower().split():
-            fields.values["canonical_url"] = href
-            fields.sources["canonical_url"] = "meta"
-            return
+    href = page.canonical_link
+    if href:
+        fields.values["canonical_url"] = href
+        fields.sources["canonical_url"] = "meta"
 
 
 def _plausible_value(value: Parsed | None, now: datetime) -> str | None:

@@ -219,25 +219,14 @@ def declared_url(document: Document) -> str | None:
     address counts. Anything that does not resolve to an http(s) address with a host
     (``javascript:``, ``mailto:``, a placeholder, a relative path with no base) is ignored:
     ``None``."""
-    attributes = document.page.attributes
-    tags = document.page.tags
-    found: str | None = None
-    # Most pages' rels (nofollow, noopener...) are many, and none is canonical.
-    if "canonical" in " ".join(attributes.rels).lower():
-        for rel, owner in zip(attributes.rels, attributes.rel_owners, strict=True):
-            if tags[owner] == "link" and "canonical" in rel.lower().split():
-                found = (attributes.kept.get(owner) or (None,))[0]
-                if found:
-                    break
-    if not found:
-        found = next(
-            (
-                content
-                for meta_property, name, _, content in attributes.metas
-                if content and (meta_property or name or "").strip().lower() == "og:url"
-            ),
-            None,
-        )
+    found = document.page.canonical_link or next(
+        (
+            content
+            for meta_property, name, _, content in document.page.attributes.metas
+            if content and (meta_property or name or "").strip().lower() == "og:url"
+        ),
+        None,
+    )
     if not found:
         return None
     found = found.strip()
