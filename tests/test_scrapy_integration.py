@@ -473,8 +473,8 @@ def test_redirected_and_compressed_pages_are_extracted_as_the_spider_sees_them(
         ),
     ]
     settings = {**ADDON, "TAGRATIO_SITE_MEMORY": False}
-    spec = CrawlSpec("redirects", "test_scrapy_integration:RedirectedSpider", settings)
-    spec.args = {"pages": json.dumps(pages)}
+    spider = "test_scrapy_integration:RedirectedSpider"
+    spec = CrawlSpec("redirects", spider, settings, {"pages": json.dumps(pages)})
     result = run_crawls([spec])["redirects"]
     assert result.error is None
     texts = {item["url"]: item["main_text"] for item in result.items}
