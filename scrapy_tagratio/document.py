@@ -351,6 +351,14 @@ class Document:
             for start, end in zip(starts, ends, strict=True)
         ]
 
+    def block_text(self, block: int) -> str:
+        """The text layout block ``block`` owns, as :meth:`block_texts` gives it: for one
+        block, its pieces are picked by one mask over the events, not sorted by block."""
+        walk = self._walk
+        is_text = walk.kinds == EVENT_TEXT
+        pieces = walk.piece[is_text][walk.table.block[walk.owners[is_text]] == block]
+        return " ".join("".join(walk.pieces[pieces].tolist()).split())
+
     def _content_events(self, content: np.ndarray) -> np.ndarray:
         """The walk's events of the marked elements' text and of the opening and closing
         of the marked elements and their ancestors (the structure the text sits in)."""

@@ -59,7 +59,7 @@ def without_leading_headline(
         return labelling
     block_of = document.nodes.block
     block = block_of[kept[0]]
-    opening = _words(document.block_texts(np.array([block]))[0])
+    opening = _words(document.block_text(block))
     if opening != words and not (
         document.nodes.tag[block] in _HEADINGS and _is_end_of(opening, words)
     ):

@@ -242,6 +242,18 @@ def test_block_is_the_nearest_block_ancestor_and_computed_once() -> None:
     assert [int(a) for a in nodes.nearest_ancestor(flags)] == [-1, -1, 1, 1, 1, 1]
 
 
+def test_one_blocks_text_is_what_block_texts_gives_it(benchmark_set: Any) -> None:
+    # block_text picks one block's pieces by a mask (the headline step); block_texts
+    # sorts every piece by its block: the same text, on every block of real pages.
+    data = benchmark_set("trafilatura")
+    for page in data.pages("trafilatura", 20):
+        doc = Document.from_input(page.html)
+        blocks = np.flatnonzero(doc.nodes.block == np.arange(len(doc.nodes)))
+        texts = doc.block_texts(blocks)
+        assert any(texts)
+        assert [doc.block_text(int(block)) for block in blocks] == texts
+
+
 @settings(max_examples=300, derandomize=True, deadline=None)
 @given(st.text(alphabet="<</>>aAbB1: \n-\xe9", max_size=60))
 @example("<a>x</a><A>y</a ><a")
