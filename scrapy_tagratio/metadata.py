@@ -770,6 +770,9 @@ def _bylines(page: PageEvents, fields: _Fields, article: _Article, hosts: list[s
 def _linked_authors(page: PageEvents, article: _Article) -> list[str]:
     """Names in the article's ``<a rel="author">`` links."""
     attributes = page.attributes
+    # Most pages' rels (nofollow, noopener...) are many, and none names an author.
+    if "author" not in " ".join(attributes.rels).lower():
+        return []
     linked = [
         owner
         for rel, owner in zip(attributes.rels, attributes.rel_owners, strict=True)
