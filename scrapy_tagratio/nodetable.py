@@ -13,6 +13,8 @@ from functools import cached_property
 
 import numpy as np
 
+from .reader import active_kernel
+
 __all__ = ["NodeTable"]
 
 
@@ -45,7 +47,14 @@ class NodeTable:
     def nearest_ancestor(self, flags: np.ndarray) -> np.ndarray:
         """Per node, its nearest strict ancestor that is flagged (-1 where none is), by
         pointer doubling: flagged nodes point to themselves, the others to their parent,
-        and every round follows the pointers of the pointers (log(depth) numpy rounds)."""
+        and every round follows the pointers of the pointers (log(depth) numpy rounds);
+        with the compiled kernel, one C pass in document order (parents come first)."""
+        kernel = active_kernel()
+        if kernel is not None:
+            found = kernel.nearest_flagged(
+                self.parent, np.ascontiguousarray(flags, dtype=bool).view(np.uint8)
+            )
+            return np.frombuffer(found, dtype=np.int64)
         jump = np.where(flags, np.arange(len(self)), self.parent).astype(np.int64)
         while True:
             valid = jump >= 0
