@@ -14,7 +14,8 @@ what the module was compiled for only then).
 For the pages this kernel reads, more loops run in C: :func:`collapsed_lengths` counts
 the node table's characters (runs of text with their white space collapsed),
 :func:`text_lines` and :func:`collapsed_runs` build the text and HTML output,
-:func:`nearest_flagged` finds each node's nearest flagged ancestor (layout blocks), and
+:func:`nearest_flagged` finds each node's nearest flagged ancestor (layout blocks),
+:func:`first_codes` numbers tag names, and
 :func:`tree_sums` evaluates the default's block model.
 """
 
@@ -620,6 +621,27 @@ cdef Py_ssize_t _lines(
                 widest[0] = ch
             length += 1
     return length
+
+
+def first_codes(names):
+    """Per name of the sequence ``names`` (tag names), a small integer: the distinct names
+    numbered in the order they first appear; as (the bytes of the codes as ``intp``,
+    the dict from name to code), what :class:`~scrapy_tagratio.cleaning.TagClasses` and
+    :attr:`~scrapy_tagratio.nodetable.NodeTable.tag_codes` give."""
+    cdef list items = names if type(names) is list else list(names)
+    cdef Py_ssize_t n = len(items), i
+    cdef bytearray out = PyByteArray_FromStringAndSize(NULL, n * sizeof(Py_ssize_t))
+    cdef Py_ssize_t* codes = <Py_ssize_t*>PyByteArray_AS_STRING(out)
+    cdef dict found = {}
+    cdef object name, code
+    for i in range(n):
+        name = items[i]
+        code = found.get(name)
+        if code is None:
+            code = len(found)
+            found[name] = code
+        codes[i] = <Py_ssize_t>code
+    return out, found
 
 
 def nearest_flagged(const int32_t[::1] parent, const uint8_t[::1] flags):

@@ -13,6 +13,7 @@ from functools import cached_property
 
 import numpy as np
 
+from .cleaning import name_codes
 from .reader import active_kernel
 
 __all__ = ["NodeTable"]
@@ -92,8 +93,7 @@ class NodeTable:
         """Per node, a small integer naming its tag, and the map from tag name to code:
         one pass over the names serves every tag mask of the page (the default algorithm,
         the overview detector and TextSweeper each ask for several)."""
-        codes = {tag: code for code, tag in enumerate(dict.fromkeys(self.tag))}
-        return np.fromiter(map(codes.__getitem__, self.tag), np.intp, len(self)), codes
+        return name_codes(self.tag)
 
     def tag_mask(self, names: Collection[str]) -> np.ndarray:
         """Boolean per node: its tag is one of ``names``."""

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from lxml import etree
 
 from scrapy_tagratio import ExtractionError, extract, reader
+from scrapy_tagratio.cleaning import name_codes
 from scrapy_tagratio.document import Document, _collapse_pieces, parse_html, strip_tags
 from scrapy_tagratio.nodetable import _subtree_mask, _subtree_sum
 from scrapy_tagratio.reader import kernel_status
@@ -361,6 +362,21 @@ def test_nearest_flagged_ancestors_are_those_of_a_walk_up_the_tree(
     if kernel_status()[0]:
         with _reading_by("kernel"):
             assert table.nearest_ancestor(flags).tolist() == expected
+
+
+@given(st.lists(st.sampled_from(["div", "p", "a", "DIV", "h\xe9", "", "\U0001f600"]), max_size=40))
+def test_tag_names_are_numbered_in_order_of_first_use(tags: list[str]) -> None:
+    """``name_codes`` (the tag codes of the cleaning rule and of the node table's masks)
+    against its definition, in Python and, where it is built, by the kernel's loop."""
+    first_use = list(dict.fromkeys(tags))
+    readers = ["target", "kernel"] if kernel_status()[0] else ["target"]
+    for name in readers:
+        with _reading_by(name):
+            codes, names = name_codes(tuple(tags))
+            assert codes.dtype == np.intp
+            assert codes.tolist() == [first_use.index(tag) for tag in tags]
+            assert names == {tag: first_use.index(tag) for tag in first_use}
+            assert list(names) == first_use
 
 
 @contextlib.contextmanager
