@@ -15,7 +15,7 @@ For the pages this kernel reads, more loops run in C: :func:`collapsed_lengths` 
 the node table's characters (runs of text with their white space collapsed),
 :func:`text_lines` and :func:`collapsed_runs` build the text and HTML output,
 :func:`nearest_flagged` finds each node's nearest flagged ancestor (layout blocks),
-:func:`first_codes` numbers tag names, and
+:func:`first_codes` numbers tag names, :func:`text_lengths` measures runs of text, and
 :func:`tree_sums` evaluates the default's block model.
 """
 
@@ -621,6 +621,16 @@ cdef Py_ssize_t _lines(
                 widest[0] = ch
             length += 1
     return length
+
+
+def text_lengths(list texts):
+    """Per run of ``texts``, its length in characters, as the bytes of int64s."""
+    cdef Py_ssize_t n = len(texts), i
+    cdef bytearray out = PyByteArray_FromStringAndSize(NULL, n * sizeof(int64_t))
+    cdef int64_t* lengths = <int64_t*>PyByteArray_AS_STRING(out)
+    for i in range(n):
+        lengths[i] = len(<str>texts[i])
+    return out
 
 
 def first_codes(names):

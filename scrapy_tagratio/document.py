@@ -476,7 +476,12 @@ def _hidden_to_skip(page: PageEvents, body: int) -> list[int]:
     # Runs of text are numbered in document order and every one lies in an element, so
     # an element's text is the runs between its opening and closing events: a
     # difference of prefix sums of their lengths, for the few elements asked about.
-    lengths = np.fromiter(map(len, page.texts), np.int64, len(page.texts))
+    kernel = active_kernel()
+    lengths = (
+        np.frombuffer(kernel.text_lengths(page.texts), dtype=np.int64)
+        if kernel is not None
+        else np.fromiter(map(len, page.texts), np.int64, len(page.texts))
+    )
     prefix = np.concatenate(([0], np.cumsum(lengths)))
     opening, closing = page._spans
     asked = np.array([*hidden, body])
