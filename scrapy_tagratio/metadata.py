@@ -692,24 +692,22 @@ def _headline(
     folded_headings = {_fold(heading) for heading in headings} - {""}
     found = [*titles, (html_title, "title"), *((h, "title") for h in headings)]
     # A page's sources repeat one title (og:title, twitter:title, <title>): each
-    # distinct one is read once.
-    read: dict[str, tuple[str, str] | None] = {}
+    # distinct one is read once: (without the site name, that folded, itself folded).
+    read: dict[str, tuple[str, str, str] | None] = {}
     for title, _ in found:
         if title not in read:
             cleaned = clean(title)
-            read[title] = (
-                (_strip_site_name(cleaned, names, folded_headings), _fold(title))
-                if cleaned
-                else None
-            )
+            stripped = _strip_site_name(cleaned, names, folded_headings) if cleaned else ""
+            read[title] = (stripped, _fold(stripped), _fold(title)) if cleaned else None
     candidates: list[tuple[str, MetadataSource, str]] = []
+    folded: list[str] = []
     for title, source in found:
         done = read[title]
         if done is not None:
-            candidates.append((done[0], source, done[1]))
+            candidates.append((done[0], source, done[2]))
+            folded.append(done[1])
     if not candidates:
         return None
-    folded = [_fold(candidate) for candidate, _, _ in candidates]
 
     def confirmed(index: int) -> bool:
         own = folded[index]
