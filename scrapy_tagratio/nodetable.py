@@ -53,7 +53,8 @@ class NodeTable:
         kernel = active_kernel()
         if kernel is not None:
             found = kernel.nearest_flagged(
-                self.parent, np.ascontiguousarray(flags, dtype=bool).view(np.uint8)
+                np.ascontiguousarray(self.parent, dtype=np.int32),
+                np.ascontiguousarray(flags, dtype=bool).view(np.uint8),
             )
             return np.frombuffer(found, dtype=np.int64)
         jump = np.where(flags, np.arange(len(self)), self.parent).astype(np.int64)
