@@ -153,7 +153,12 @@ _LISTING_SEGMENTS = frozenset(
         "list", "forum", "forums", "board", "date", "events", "collection", "shop",
     }
 )  # fmt: skip
-_LISTING_KEYS = frozenset({"cat", "tag", "category", "s", "q", "query", "search"})
+#: No search keys (``s``, ``q``, ``query``, ``search``): other software names other things
+#: so (a passage lookup's ``?search=John+3``, a forum's session id ``?s=<hash>``), and a
+#: search results page shows its many results, which its structure says. On the pool's
+#: given and declared addresses, such a key marked one content page and two overview pages,
+#: one of them a session id, the other also a ``/search/`` path.
+_LISTING_KEYS = frozenset({"cat", "tag", "category"})
 _PAGE_KEYS = frozenset({"page", "paged", "p", "pg", "start", "offset"})
 _PAGINATED_PATH = re.compile(r"(?:^|/)page/\d+|/p\d+$|index\d+\.html?$|list_\d+_\d+", re.I)
 _INDEX_FILE = re.compile(r"(?:index|default|home)\.\w+", re.I)

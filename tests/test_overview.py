@@ -360,6 +360,11 @@ def test_an_article_declaration_without_the_pages_own_headline() -> None:
         ("http://example.com/live/news.php?lang=173&cat=154&newid=13066", "article"),
         ("http://example.com/page/index.php?scroll=About", ""),  # a CMS page, not page 2
         ("https://example.com/category/news/", "listing"),
+        ("https://example.com/search/?query=harbour", "listing"),  # the path says so
+        # Query keys that name a search elsewhere (a content set's article, a forum's
+        # session id): no listing shape, the structure decides.
+        ("http://www.example.com/passage/?search=Colossians+1%3A9&version=NIV", ""),
+        ("http://forums.example.com/showthread.php?s=e6d9ba2bd516b15a8b8f7a3cae338bf8", ""),
         ("", ""),
         (None, ""),
     ],
@@ -719,6 +724,22 @@ def test_forum_threads_are_kept(page_id: str) -> None:
         pytest.skip("trafilatura-eval not found: set TAGRATIO_BENCHMARKS or ../shared/benchmarks")
     page = _data.load_page("trafilatura", page_id)
     for url in (page.url, None):
+        result = extract(page.html, url=url)
+        assert not result.is_overview, (url, result.overview_score, result.overview_reasons)
+
+
+def test_an_article_declaring_a_search_key_is_kept() -> None:
+    """dragnet-dev's R751, a Bible Gateway passage (a page of links round one verse) with no
+    URL in the set, declares ``/passage/?search=Colossians+1%3A9&version=NIV``. A query key
+    named ``search`` is no search listing: its structure decides, and it is kept without a
+    URL (the declared address stands in) and with that address as its URL."""
+    from benchmarks import _data
+
+    if _data.benchmarks_dir() is None:
+        pytest.skip("dragnet-dev not found: set TAGRATIO_BENCHMARKS or ../shared/benchmarks")
+    page = _data.load_page("dragnet", "R751")
+    declared = "http://www.biblegateway.com/passage/?search=Colossians+1%3A9&version=NIV"
+    for url in (None, declared):
         result = extract(page.html, url=url)
         assert not result.is_overview, (url, result.overview_score, result.overview_reasons)
 
