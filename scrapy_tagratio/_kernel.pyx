@@ -13,14 +13,16 @@ what the module was compiled for only then).
 
 For the pages this kernel reads, more loops run in C: :func:`collapsed_lengths` counts
 the node table's characters (runs of text with their white space collapsed),
-:func:`text_lines` and :func:`collapsed_runs` build the text and HTML output, and
+:func:`text_lines` and :func:`collapsed_runs` build the text and HTML output,
+:func:`nearest_flagged` finds each node's nearest flagged ancestor (layout blocks),
+:func:`first_codes` numbers tag names, :func:`text_lengths` measures runs of text, and
 :func:`tree_sums` evaluates the default's block model.
 """
 
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_FromStringAndSize, PyByteArray_Resize
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
-from libc.stdint cimport int32_t, int64_t, uintptr_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uintptr_t
 from cpython.unicode cimport (
     Py_UNICODE_ISSPACE, PyUnicode_DATA, PyUnicode_DecodeUTF8, PyUnicode_KIND, PyUnicode_New,
     PyUnicode_WRITE,
@@ -619,6 +621,57 @@ cdef Py_ssize_t _lines(
                 widest[0] = ch
             length += 1
     return length
+
+
+def text_lengths(list texts):
+    """Per run of ``texts``, its length in characters, as the bytes of int64s."""
+    cdef Py_ssize_t n = len(texts), i
+    cdef bytearray out = PyByteArray_FromStringAndSize(NULL, n * sizeof(int64_t))
+    cdef int64_t* lengths = <int64_t*>PyByteArray_AS_STRING(out)
+    for i in range(n):
+        lengths[i] = len(<str>texts[i])
+    return out
+
+
+def first_codes(names):
+    """Per name of the sequence ``names`` (tag names), a small integer: the distinct names
+    numbered in the order they first appear; as (the bytes of the codes as ``intp``,
+    the dict from name to code), what :class:`~scrapy_tagratio.cleaning.TagClasses` and
+    :attr:`~scrapy_tagratio.nodetable.NodeTable.tag_codes` give."""
+    cdef list items = names if type(names) is list else list(names)
+    cdef Py_ssize_t n = len(items), i
+    cdef bytearray out = PyByteArray_FromStringAndSize(NULL, n * sizeof(Py_ssize_t))
+    cdef Py_ssize_t* codes = <Py_ssize_t*>PyByteArray_AS_STRING(out)
+    cdef dict found = {}
+    cdef object name, code
+    for i in range(n):
+        name = items[i]
+        code = found.get(name)
+        if code is None:
+            code = len(found)
+            found[name] = code
+        codes[i] = <Py_ssize_t>code
+    return out, found
+
+
+def nearest_flagged(const int32_t[::1] parent, const uint8_t[::1] flags):
+    """Per node of a tree in document order (``parent[i] < i``, -1 for the root), its
+    nearest strict ancestor whose flag is set, -1 where none is: the parent when it is
+    flagged, else the parent's answer, in one pass; as the bytes of int64s (what
+    :meth:`~scrapy_tagratio.nodetable.NodeTable.nearest_ancestor` gives)."""
+    cdef Py_ssize_t n = parent.shape[0], i
+    cdef bytearray out = PyByteArray_FromStringAndSize(NULL, n * sizeof(int64_t))
+    cdef int64_t* nearest = <int64_t*>PyByteArray_AS_STRING(out)
+    cdef int32_t up
+    for i in range(n):
+        up = parent[i]
+        if up < 0:
+            nearest[i] = -1
+        elif flags[up]:
+            nearest[i] = up
+        else:
+            nearest[i] = nearest[up]
+    return out
 
 
 def text_lines(list texts, const int32_t[::1] pieces):

@@ -17,7 +17,9 @@ from collections.abc import Callable, Collection, Sequence
 
 import numpy as np
 
-__all__ = ["BLOCK_TAGS", "LINK_TAGS", "SKIPPED_TAGS", "VOID_TAGS", "TagClasses"]
+from .reader import active_kernel
+
+__all__ = ["BLOCK_TAGS", "LINK_TAGS", "SKIPPED_TAGS", "VOID_TAGS", "TagClasses", "name_codes"]
 
 #: Elements whose subtree is never content (cleaning before any count).
 SKIPPED_TAGS = frozenset(
@@ -57,15 +59,26 @@ VOID_TAGS = frozenset(
 )  # fmt: skip
 
 
+def name_codes(tags: Sequence[str]) -> tuple[np.ndarray, dict[str, int]]:
+    """Per tag name, a small integer (the distinct names numbered in order of first use),
+    and the map from name to code; in one C loop with the compiled kernel
+    (:func:`~.reader.active_kernel`)."""
+    kernel = active_kernel()
+    if kernel is not None:
+        found, codes = kernel.first_codes(tags)
+        return np.frombuffer(found, dtype=np.intp), codes
+    codes = {tag: code for code, tag in enumerate(dict.fromkeys(tags))}
+    return np.fromiter(map(codes.__getitem__, tags), np.intp, len(tags)), codes
+
+
 class TagClasses:
     """The tag names of a run of elements as small integers (in order of first use), so
     that each set of names (:data:`SKIPPED_TAGS`, :data:`BLOCK_TAGS`, ...) is tested once
     per distinct name and spread by one lookup, not once per element."""
 
     def __init__(self, tags: Sequence[str]) -> None:
-        codes = {tag: code for code, tag in enumerate(dict.fromkeys(tags))}
+        self.codes, codes = name_codes(tags)
         self.names = list(codes)
-        self.codes = np.fromiter(map(codes.__getitem__, tags), np.intp, len(tags))
 
     def mask(self, names: Collection[str]) -> np.ndarray:
         """Boolean per element: its tag is one of ``names``."""

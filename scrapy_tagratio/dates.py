@@ -62,6 +62,10 @@ _MONTH_DAY_YEAR = re.compile(
     rf"\b({MONTH_NAMES})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.I
 )
 
+#: What every written date holds (each pattern above asks for a four-digit year): text
+#: without it is not searched for one.
+_YEAR = re.compile(r"\d{4}")
+
 Parsed = datetime | date
 
 
@@ -127,6 +131,8 @@ def parse_date(text: str | None) -> Parsed | None:
 def find_date(text: str) -> Parsed | None:
     """The first date written in ``text``: ISO, ``YYYY/MM/DD``, ``DD.MM.YYYY``,
     "3 May 2024" or "May 3, 2024" (month names in the main European languages)."""
+    if _YEAR.search(text) is None:
+        return None
     found: list[tuple[int, Parsed | None]] = []
     for pattern, order in (
         (_ISO, "ymd"),

@@ -351,6 +351,14 @@ class Document:
             for start, end in zip(starts, ends, strict=True)
         ]
 
+    def block_text(self, block: int) -> str:
+        """The text layout block ``block`` owns, as :meth:`block_texts` gives it: for one
+        block, its pieces are picked by one mask over the events, not sorted by block."""
+        walk = self._walk
+        is_text = walk.kinds == EVENT_TEXT
+        pieces = walk.piece[is_text][walk.table.block[walk.owners[is_text]] == block]
+        return " ".join("".join(walk.pieces[pieces].tolist()).split())
+
     def _content_events(self, content: np.ndarray) -> np.ndarray:
         """The walk's events of the marked elements' text and of the opening and closing
         of the marked elements and their ancestors (the structure the text sits in)."""
@@ -468,7 +476,12 @@ def _hidden_to_skip(page: PageEvents, body: int) -> list[int]:
     # Runs of text are numbered in document order and every one lies in an element, so
     # an element's text is the runs between its opening and closing events: a
     # difference of prefix sums of their lengths, for the few elements asked about.
-    lengths = np.fromiter(map(len, page.texts), np.int64, len(page.texts))
+    kernel = active_kernel()
+    lengths = (
+        np.frombuffer(kernel.text_lengths(page.texts), dtype=np.int64)
+        if kernel is not None
+        else np.fromiter(map(len, page.texts), np.int64, len(page.texts))
+    )
     prefix = np.concatenate(([0], np.cumsum(lengths)))
     opening, closing = page._spans
     asked = np.array([*hidden, body])

@@ -16,8 +16,6 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-import numpy as np
-
 from .algorithms.base import Labelling, dom_labelling
 from .document import Document
 
@@ -54,20 +52,21 @@ def without_leading_headline(
         if _words(line) != words:
             return labelling
         return replace(labelling, text=rest)
-    kept = np.flatnonzero(content)
-    if not len(kept):
+    if not content.any():
         return labelling
     block_of = document.nodes.block
-    block = block_of[kept[0]]
-    opening = _words(document.block_texts(np.array([block]))[0])
+    block = block_of[content.argmax()]
+    opening = _words(document.block_text(block))
     if opening != words and not (
         document.nodes.tag[block] in _HEADINGS and _is_end_of(opening, words)
     ):
         return labelling
+    # The content keeps or leaves each block whole (dom_labelling) and loses one.
     return dom_labelling(
         document,
         content & (block_of != block),
         labelling.block_scores.scores,
         labelling.threshold,
         kind=labelling.block_scores.kind,
+        whole_blocks=True,
     )

@@ -450,24 +450,31 @@ _FOLD = re.compile(r"[\W_]+")
 
 def _fold(text: str) -> str:
     """Case and punctuation folded, for comparisons."""
-    return _FOLD.sub(" ", _INVISIBLE.sub("", text).casefold()).strip()
+    if not text.isascii():  # the invisible characters are not ASCII
+        text = _INVISIBLE.sub("", text)
+    return _FOLD.sub(" ", text.casefold()).strip()
 
 
-def _strip_site_name(title: str, site_names: list[str], headings: list[str]) -> str:
+def _site_names(site_names: list[str]) -> set[str]:
+    """The folded names a title's site-name part may be (:func:`_strip_site_name`), the
+    first word of each too ("example.com" -> "example com" -> "example")."""
+    names = {_fold(name) for name in site_names if name}
+    return names | {n.split(" ")[0] for n in names if n}
+
+
+def _strip_site_name(title: str, names: set[str], folded_headings: set[str]) -> str:
     """``title`` without the site name a ``<title>``/``og:title`` appends or prepends
     ("Headline | Site", "Site - Headline"): a part is dropped when it is the site name,
-    the host name, or when one of the page's ``<h1>`` is the rest."""
+    the host name (``names``: :func:`_site_names`), or when one of the page's ``<h1>``
+    is the rest (``folded_headings``: their non-empty folded texts)."""
     parts = _TITLE_SEPARATORS.split(title)
     if len(parts) < 2:
         return title
-    folded_headings = {_fold(heading) for heading in headings} - {""}
     for cut in range(1, len(parts)):
         for kept in (parts[:cut], parts[cut:]):
             text = _title_join(title, kept)
             if _fold(text) in folded_headings:
                 return text
-    names = {_fold(name) for name in site_names if name}
-    names |= {n.split(" ")[0] for n in names if n}  # "example.com" -> "example com" -> "example"
     if _is_site(parts[-1], names):
         return _title_join(title, parts[:-1])
     if _is_site(parts[0], names):
@@ -539,10 +546,11 @@ def read_metadata(
     _from_meta(metas, fields, titles, now)  # 2.-4.
     _canonical(page, fields)
     headings = {i: page.text_under(i) for i in _first(page.tags, "h1", _HEADINGS)}
-    headline = _headline(page, fields, titles, list(headings.values()), url)
+    hosts = _host_names(url)
+    headline = _headline(page, fields, titles, list(headings.values()), hosts)
     article = _article(page, content, headline, headings)
     _microdata(page, fields, article, now)  # 4.
-    _bylines(page, fields, article, url)  # 5.
+    _bylines(page, fields, article, hosts)  # 5.
     _times(page, fields, article, now)
     if "published" not in fields.values:  # 6.
         start = text[:_BYLINE_TEXT]
@@ -670,25 +678,36 @@ def _headline(
     fields: _Fields,
     titles: list[tuple[str, MetadataSource]],
     headings: list[str],
-    url: str | None,
+    hosts: list[str],
 ) -> str | None:
     """The headline: the most trusted source's title (JSON-LD, OpenGraph, meta; else the
     page's ``<title>`` and ``<h1>`` elements), without its site-name part. Within that
     source the first title another source confirms (the same text, or a ``<title>`` /
     ``og:title`` holding it) wins, else its first: so a JSON-LD ``headline`` that is a
     description (Wikipedia's) gives way to the node's ``name``, and an ``<h1>`` that is
-    the site's logo to the ``<title>``."""
+    the site's logo to the ``<title>``. ``hosts``: the URL's host names
+    (:func:`_host_names`), site names too."""
     html_title = next((page.text_under(i) for i in _first(page.tags, "title", 1)), "")
-    site_names = [fields.values.get("site_name") or "", *_host_names(url)]
+    names = _site_names([fields.values.get("site_name") or "", *hosts])
+    folded_headings = {_fold(heading) for heading in headings} - {""}
     found = [*titles, (html_title, "title"), *((h, "title") for h in headings)]
-    candidates = [
-        (_strip_site_name(clean(title), site_names, headings), source, _fold(title))
-        for title, source in found
-        if clean(title)
-    ]
+    # A page's sources repeat one title (og:title, twitter:title, <title>): each
+    # distinct one is read once: (without the site name, that folded, itself folded).
+    read: dict[str, tuple[str, str, str] | None] = {}
+    for title, _ in found:
+        if title not in read:
+            cleaned = clean(title)
+            stripped = _strip_site_name(cleaned, names, folded_headings) if cleaned else ""
+            read[title] = (stripped, _fold(stripped), _fold(title)) if cleaned else None
+    candidates: list[tuple[str, MetadataSource, str]] = []
+    folded: list[str] = []
+    for title, source in found:
+        done = read[title]
+        if done is not None:
+            candidates.append((done[0], source, done[2]))
+            folded.append(done[1])
     if not candidates:
         return None
-    folded = [_fold(candidate) for candidate, _, _ in candidates]
 
     def confirmed(index: int) -> bool:
         own = folded[index]
@@ -731,14 +750,15 @@ def _microdata(page: PageEvents, fields: _Fields, article: _Article, now: dateti
             fields.offer(key, _plausible(value or page.text_under(element), now), "microdata")
 
 
-def _bylines(page: PageEvents, fields: _Fields, article: _Article, url: str | None) -> None:
+def _bylines(page: PageEvents, fields: _Fields, article: _Article, hosts: list[str]) -> None:
     """Authors from ``rel=author`` links and byline elements near the headline, where
     the page's data names no author or only the site itself (an organisation standing
-    in for the reporter)."""
+    in for the reporter; ``hosts``: the URL's host names, :func:`_host_names`)."""
     known = fields.values.get("authors")
-    site = {_fold(n) for n in (fields.values.get("site_name") or "", *_host_names(url)) if n}
-    if known and not all(_is_site(name, site) for name in known):
-        return
+    if known:
+        site = {_fold(n) for n in (fields.values.get("site_name") or "", *hosts) if n}
+        if not all(_is_site(name, site) for name in known):
+            return
     names = _linked_authors(page, article) or _byline_names(page, article)
     if names:
         fields.values["authors"] = names
@@ -748,6 +768,9 @@ def _bylines(page: PageEvents, fields: _Fields, article: _Article, url: str | No
 def _linked_authors(page: PageEvents, article: _Article) -> list[str]:
     """Names in the article's ``<a rel="author">`` links."""
     attributes = page.attributes
+    # Most pages' rels (nofollow, noopener...) are many, and none names an author.
+    if "author" not in " ".join(attributes.rels).lower():
+        return []
     linked = [
         owner
         for rel, owner in zip(attributes.rels, attributes.rel_owners, strict=True)

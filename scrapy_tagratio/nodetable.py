@@ -13,6 +13,9 @@ from functools import cached_property
 
 import numpy as np
 
+from .cleaning import name_codes
+from .reader import active_kernel
+
 __all__ = ["NodeTable"]
 
 
@@ -45,7 +48,15 @@ class NodeTable:
     def nearest_ancestor(self, flags: np.ndarray) -> np.ndarray:
         """Per node, its nearest strict ancestor that is flagged (-1 where none is), by
         pointer doubling: flagged nodes point to themselves, the others to their parent,
-        and every round follows the pointers of the pointers (log(depth) numpy rounds)."""
+        and every round follows the pointers of the pointers (log(depth) numpy rounds);
+        with the compiled kernel, one C pass in document order (parents come first)."""
+        kernel = active_kernel()
+        if kernel is not None:
+            found = kernel.nearest_flagged(
+                np.ascontiguousarray(self.parent, dtype=np.int32),
+                np.ascontiguousarray(flags, dtype=bool).view(np.uint8),
+            )
+            return np.frombuffer(found, dtype=np.int64)
         jump = np.where(flags, np.arange(len(self)), self.parent).astype(np.int64)
         while True:
             valid = jump >= 0
@@ -83,8 +94,7 @@ class NodeTable:
         """Per node, a small integer naming its tag, and the map from tag name to code:
         one pass over the names serves every tag mask of the page (the default algorithm,
         the overview detector and TextSweeper each ask for several)."""
-        codes = {tag: code for code, tag in enumerate(dict.fromkeys(self.tag))}
-        return np.fromiter(map(codes.__getitem__, self.tag), np.intp, len(self)), codes
+        return name_codes(self.tag)
 
     def tag_mask(self, names: Collection[str]) -> np.ndarray:
         """Boolean per node: its tag is one of ``names``."""

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import pickle
 import re
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -13,7 +16,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
-from scrapy_tagratio import ExtractionError, extract
+from scrapy_tagratio import ExtractionError, extract, reader
+from scrapy_tagratio.cleaning import name_codes
 from scrapy_tagratio.document import Document, _collapse_pieces, parse_html, strip_tags
 from scrapy_tagratio.nodetable import _subtree_mask, _subtree_sum
 from scrapy_tagratio.reader import kernel_status
@@ -242,6 +246,18 @@ def test_block_is_the_nearest_block_ancestor_and_computed_once() -> None:
     assert [int(a) for a in nodes.nearest_ancestor(flags)] == [-1, -1, 1, 1, 1, 1]
 
 
+def test_one_blocks_text_is_what_block_texts_gives_it(benchmark_set: Any) -> None:
+    # block_text picks one block's pieces by a mask (the headline step); block_texts
+    # sorts every piece by its block: the same text, on every block of real pages.
+    data = benchmark_set("trafilatura")
+    for page in data.pages("trafilatura", 20):
+        doc = Document.from_input(page.html)
+        blocks = np.flatnonzero(doc.nodes.block == np.arange(len(doc.nodes)))
+        texts = doc.block_texts(blocks)
+        assert any(texts)
+        assert [doc.block_text(int(block)) for block in blocks] == texts
+
+
 @settings(max_examples=300, derandomize=True, deadline=None)
 @given(st.text(alphabet="<</>>aAbB1: \n-\xe9", max_size=60))
 @example("<a>x</a><A>y</a ><a")
@@ -316,6 +332,62 @@ def test_subtree_masks_and_sums_are_those_of_a_walk_up_the_tree(
     assert _subtree_sum(ends, values).tolist() == [
         int(values[[j for j in range(n) if i in path(j)]].sum()) for i in range(n)
     ]
+
+
+@given(st.lists(st.tuples(st.integers(0, 3), st.booleans()), max_size=60))
+def test_nearest_flagged_ancestors_are_those_of_a_walk_up_the_tree(
+    spec: list[tuple[int, bool]],
+) -> None:
+    """:meth:`NodeTable.nearest_ancestor` against its definition on random trees (built as
+    above), by pointer doubling and, where it is built, by the kernel's one pass."""
+    parent = [-1]
+    for climb, _ in spec:
+        node = len(parent) - 1
+        for _ in range(climb):
+            node = max(parent[node], 0)
+        parent.append(node)
+    flags = np.array([False, *(flag for _, flag in spec)])
+    expected = []
+    for i in range(len(parent)):
+        up = parent[i]
+        while up >= 0 and not flags[up]:
+            up = parent[up]
+        expected.append(up)
+    table = Document.from_input("<p>x</p>").nodes
+    table = dataclasses.replace(
+        table, tag=("p",) * len(parent), parent=np.array(parent, dtype=np.int32)
+    )
+    with _reading_by("target"):
+        assert table.nearest_ancestor(flags).tolist() == expected
+    if kernel_status()[0]:
+        with _reading_by("kernel"):
+            assert table.nearest_ancestor(flags).tolist() == expected
+
+
+@given(st.lists(st.sampled_from(["div", "p", "a", "DIV", "h\xe9", "", "\U0001f600"]), max_size=40))
+def test_tag_names_are_numbered_in_order_of_first_use(tags: list[str]) -> None:
+    """``name_codes`` (the tag codes of the cleaning rule and of the node table's masks)
+    against its definition, in Python and, where it is built, by the kernel's loop."""
+    first_use = list(dict.fromkeys(tags))
+    readers = ["target", "kernel"] if kernel_status()[0] else ["target"]
+    for name in readers:
+        with _reading_by(name):
+            codes, names = name_codes(tuple(tags))
+            assert codes.dtype == np.intp
+            assert codes.tolist() == [first_use.index(tag) for tag in tags]
+            assert names == {tag: first_use.index(tag) for tag in first_use}
+            assert list(names) == first_use
+
+
+@contextlib.contextmanager
+def _reading_by(name: str) -> Iterator[None]:
+    """Pages read, and the loops of the pages' reader run, by reader ``name``."""
+    saved = reader.DEFAULT_READER
+    reader.DEFAULT_READER = name
+    try:
+        yield
+    finally:
+        reader.DEFAULT_READER = saved
 
 
 #: White space of every kind str.split knows, and characters of every string width.

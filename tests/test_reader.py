@@ -272,6 +272,16 @@ def test_the_kernels_collapsed_lengths_are_those_of_str_split() -> None:
     assert got == _collapsed_lengths([texts[i] for i in pieces]).tolist()
 
 
+@needs_kernel
+def test_the_kernels_text_lengths_are_those_of_len() -> None:
+    """The runs' lengths that decide which hidden elements are cleaned away."""
+    texts = ["", " ", "ab", "l\u00e9\u00e8ve", "\u4e2d\u6587", "\U0001f600x", "x" * 5000]
+    kernel = reader._KERNEL
+    assert kernel is not None
+    got = np.frombuffer(kernel.text_lengths(texts), dtype=np.int64).tolist()
+    assert got == [len(text) for text in texts]
+
+
 #: Page bytes and their HTTP Content-Type: UTF-8 (declared, detected, with a byte order
 #: mark), UTF-8 declared as latin-1, ASCII declared as cp1252, real latin-1, invalid
 #: UTF-8, and bytes the preparation of the text changes (NUL, XML declaration, an

@@ -138,16 +138,19 @@ def dom_labelling(
     threshold: float | None,
     *,
     kind: BlockKind = "node",
+    whole_blocks: bool = False,
 ) -> Labelling:
     """Labelling of a DOM method from its content mask over the node table.
 
     ``content`` marks elements whose *own* text is content; text, the character figures
     (and, on request, cleaned HTML) all follow from it. The text of one layout block is kept or left
     whole, by the majority of its characters, so that the output never cuts a word at an
-    inline tag (``<b>Fre</b>edom`` is one word).
+    inline tag (``<b>Fre</b>edom`` is one word). ``whole_blocks``: ``content`` is so
+    already (a labelling's ``content_nodes`` less some of its blocks), the rule is not
+    applied again.
     """
     nodes = document.nodes
-    if len(nodes):
+    if len(nodes) and not whole_blocks:
         owner = nodes.block
         kept = np.bincount(owner, weights=nodes.own_chars * content, minlength=len(nodes))
         content = ((kept > 0) & (2 * kept >= nodes.block_chars))[owner]
