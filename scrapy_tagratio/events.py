@@ -151,16 +151,31 @@ class PageEvents:
         return len(self.tags)
 
     @cached_property
+    def _rels_lowered(self) -> str:
+        """Every ``rel`` value of the page, joined and lowercased (:meth:`with_rel`)."""
+        return " ".join(self.attributes.rels).lower()
+
+    def with_rel(self, word: str) -> list[int]:
+        """The ``<link>`` and ``<a>`` elements whose ``rel`` names ``word`` (lowercase), in
+        document order. Most pages' rels (nofollow, noopener...) are many and name none of
+        the few words asked for: one substring test over them all answers that."""
+        if word not in self._rels_lowered:
+            return []
+        attributes = self.attributes
+        return [
+            owner
+            for rel, owner in zip(attributes.rels, attributes.rel_owners, strict=True)
+            if word in rel.lower().split()
+        ]
+
+    @cached_property
     def canonical_link(self) -> str | None:
         """The ``href`` of the page's first ``<link rel="canonical">`` that has one, as
         written (read by the metadata and by the overview detector)."""
-        attributes = self.attributes
-        # Most pages' rels (nofollow, noopener...) are many, and none is canonical.
-        if "canonical" not in " ".join(attributes.rels).lower():
-            return None
-        for rel, owner in zip(attributes.rels, attributes.rel_owners, strict=True):
-            href = (attributes.kept.get(owner) or (None,))[0]
-            if href and self.tags[owner] == "link" and "canonical" in rel.lower().split():
+        kept = self.attributes.kept
+        for owner in self.with_rel("canonical"):
+            href = (kept.get(owner) or (None,))[0]
+            if href and self.tags[owner] == "link":
                 return href
         return None
 

@@ -767,14 +767,10 @@ def _bylines(page: PageEvents, fields: _Fields, article: _Article, hosts: list[s
 
 def _linked_authors(page: PageEvents, article: _Article) -> list[str]:
     """Names in the article's ``<a rel="author">`` links."""
-    attributes = page.attributes
-    # Most pages' rels (nofollow, noopener...) are many, and none names an author.
-    if "author" not in " ".join(attributes.rels).lower():
-        return []
     linked = [
         owner
-        for rel, owner in zip(attributes.rels, attributes.rel_owners, strict=True)
-        if page.tags[owner] == "a" and "author" in rel.lower().split() and article.holds(owner)
+        for owner in page.with_rel("author")
+        if page.tags[owner] == "a" and article.holds(owner)
     ][:_MAX_LINKED_AUTHORS]
     return list(dict.fromkeys(n for owner in linked for n in split_names(page.text_under(owner))))
 

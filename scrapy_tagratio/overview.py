@@ -142,8 +142,6 @@ LISTING_TYPES = frozenset({"CollectionPage", "ItemList", "SearchResultsPage", "B
 _JSONLD_TYPE = re.compile(r'"@type"\s*:\s*\[?\s*"([^"]+)"')
 #: ``<meta>`` names and properties that carry a publication time (articles have one).
 _PUBLISHED_META = frozenset({"article:published_time", "datepublished", "pubdate", "date"})
-#: A ``rel`` attribute (all of a page's, joined by spaces) that links a next or previous page.
-_REL_PAGINATION = re.compile(r"(?:^|\s)(?:next|prev)(?=\s|$)", re.I)
 
 #: Path segments and query keys of listings in the URL conventions of web software.
 _LISTING_SEGMENTS = frozenset(
@@ -641,12 +639,7 @@ def _page_signals(document: Document) -> tuple[bool, bool, bool, bool, bool, boo
         if key == "og:type" and not og_type:
             og_type = (content or "").strip().lower()
         published = published or key in _PUBLISHED_META
-    rels = " ".join(attributes.rels)
-    # Most pages' rels (nofollow, noopener...) hold neither word: no regex search over them.
-    lowered = rels.lower()
-    paginated = ("next" in lowered or "prev" in lowered) and (
-        _REL_PAGINATION.search(rels) is not None
-    )
+    paginated = bool(page.with_rel("next") or page.with_rel("prev"))
     article = bool(declared & ARTICLE_TYPES) or og_type == "article"
     item = bool(declared & ITEM_TYPES) or og_type.split(".")[0] in ("product", "video", "book")
     listing = bool(declared & LISTING_TYPES)
