@@ -15,14 +15,15 @@ For the pages this kernel reads, more loops run in C: :func:`collapsed_lengths` 
 the node table's characters (runs of text with their white space collapsed),
 :func:`text_lines` and :func:`collapsed_runs` build the text and HTML output,
 :func:`nearest_flagged` finds each node's nearest flagged ancestor (layout blocks),
-:func:`first_codes` numbers tag names, :func:`text_lengths` measures runs of text, and
-:func:`tree_sums` evaluates the default's block model.
+:func:`first_codes` numbers tag names, :func:`text_lengths` measures runs of text,
+:func:`tree_sums` evaluates the default's block model, and :func:`automaton_counts` runs
+the language detector's byte automaton.
 """
 
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_FromStringAndSize, PyByteArray_Resize
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
-from libc.stdint cimport int32_t, int64_t, uint8_t, uintptr_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uintptr_t
 from cpython.unicode cimport (
     Py_UNICODE_ISSPACE, PyUnicode_DATA, PyUnicode_DecodeUTF8, PyUnicode_KIND, PyUnicode_New,
     PyUnicode_WRITE,
@@ -768,6 +769,45 @@ def tree_sums(
             else:
                 total = value[node]
         out[row] = total
+
+def automaton_counts(
+    const uint32_t[::1] nextmove,
+    const int64_t[::1] rowbase,
+    const int32_t[::1] output,
+    const uint8_t[::1] data,
+    int32_t[::1] scratch,
+):
+    """The features a byte automaton outputs over ``data`` and how often: what langid's
+    feature extraction counts (Lui and Baldwin 2012; py3langid's ``visit_counts``), from
+    state 0, ``state = nextmove[rowbase[state] + byte]`` per byte, and the state's feature
+    ``output[state]`` counted when it is not negative. As (the bytes of the features as
+    ``intp``, the bytes of their counts as ``float32``), features in the order they are
+    first met, the order of py3langid's ``Counter``, so the scores summed over them are
+    the same floats. The tables are checked by the caller (every state, row and feature
+    in range); ``scratch`` (one zero per feature) holds the counts and is zero again on
+    return: the GIL, held throughout, keeps threads from sharing it at once."""
+    cdef Py_ssize_t n = data.shape[0], i
+    cdef int64_t state = 0
+    cdef int32_t feature
+    cdef _Ints order = _Ints()
+    for i in range(n):
+        state = nextmove[rowbase[state] + data[i]]
+        feature = output[state]
+        if feature >= 0:
+            if scratch[feature] == 0:
+                order.append(feature)
+            scratch[feature] += 1
+    cdef bytearray features = PyByteArray_FromStringAndSize(NULL, order.size * sizeof(Py_ssize_t))
+    cdef bytearray counts = PyByteArray_FromStringAndSize(NULL, order.size * sizeof(float))
+    cdef Py_ssize_t* feature_out = <Py_ssize_t*>PyByteArray_AS_STRING(features)
+    cdef float* count_out = <float*>PyByteArray_AS_STRING(counts)
+    for i in range(order.size):
+        feature = order.data[i]
+        feature_out[i] = feature
+        count_out[i] = <float>scratch[feature]
+        scratch[feature] = 0
+    return features, counts
+
 
 # ----------------------------------------------------------------------------- lexbor
 # The walk over lexbor's tree (selectolax's parser, :mod:`scrapy_tagratio.lexbor_reader`).
