@@ -15,6 +15,7 @@ For the pages this kernel reads, more loops run in C: :func:`collapsed_lengths` 
 the node table's characters (runs of text with their white space collapsed),
 :func:`text_lines` and :func:`collapsed_runs` build the text and HTML output,
 :func:`nearest_flagged` finds each node's nearest flagged ancestor (layout blocks),
+:func:`subtree_max` the largest value in each subtree,
 :func:`first_codes` numbers tag names, :func:`text_lengths` measures runs of text,
 :func:`tree_sums` evaluates the default's block model, and :func:`automaton_counts` runs
 the language detector's byte automaton.
@@ -672,6 +673,25 @@ def nearest_flagged(const int32_t[::1] parent, const uint8_t[::1] flags):
             nearest[i] = up
         else:
             nearest[i] = nearest[up]
+    return out
+
+
+def subtree_max(const int32_t[::1] parent, const int64_t[::1] values):
+    """Per node of a tree in document order (``parent[i] < i``, -1 for the root), the
+    largest of ``values`` over its subtree (itself included): the nodes in reverse order,
+    each handing its answer to its parent, whose descendants all come after it, in one
+    pass; as the bytes of int64s (what
+    :meth:`~scrapy_tagratio.nodetable.NodeTable.subtree_max` gives)."""
+    cdef Py_ssize_t n = parent.shape[0], i
+    cdef bytearray out = PyByteArray_FromStringAndSize(NULL, n * sizeof(int64_t))
+    cdef int64_t* best = <int64_t*>PyByteArray_AS_STRING(out)
+    cdef int32_t up
+    for i in range(n):
+        best[i] = values[i]
+    for i in range(n - 1, -1, -1):
+        up = parent[i]
+        if up >= 0 and best[i] > best[up]:
+            best[up] = best[i]
     return out
 
 

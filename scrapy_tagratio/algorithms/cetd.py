@@ -125,19 +125,14 @@ def _subtree_argmax(nodes: NodeTable, values: np.ndarray) -> np.ndarray:
     when strictly larger, visiting the children last to first: to the node that comes
     last in post-order (a node before its descendants, a later sibling's subtree before
     an earlier one's). Nodes are ranked by ``(value, post-order)`` and the best rank is
-    carried up one depth level at a time, deepest first (a few dozen array operations on
-    real pages; time and memory linear in the number of nodes)."""
+    carried up the tree (:meth:`~scrapy_tagratio.nodetable.NodeTable.subtree_max`; time and
+    memory linear in the number of nodes)."""
     n = len(nodes)
     post_order = nodes.end - nodes.depth - 1  # descendants, then earlier subtrees first
     order = np.lexsort((post_order, values))
-    best = np.empty(n, dtype=np.intp)
-    best[order] = np.arange(n)
-    by_depth = np.argsort(nodes.depth, kind="stable")
-    starts = np.searchsorted(nodes.depth[by_depth], np.arange(int(nodes.depth.max(initial=0)) + 2))
-    for depth in range(len(starts) - 2, 0, -1):
-        level = by_depth[starts[depth] : starts[depth + 1]]
-        np.maximum.at(best, nodes.parent[level], best[level])
-    return order[best]
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n)
+    return order[nodes.subtree_max(rank)]
 
 
 def extract_content(nodes: NodeTable, density: np.ndarray, lam: float) -> tuple[np.ndarray, float]:
