@@ -15,7 +15,7 @@ For the pages this kernel reads, more loops run in C: :func:`collapsed_lengths` 
 the node table's characters (runs of text with their white space collapsed),
 :func:`text_lines` and :func:`collapsed_runs` build the text and HTML output,
 :func:`nearest_flagged` finds each node's nearest flagged ancestor (layout blocks),
-:func:`subtree_max` the largest value in each subtree,
+:func:`subtree_argmax` the best node of each subtree (CETD's max-DensitySum search),
 :func:`first_codes` numbers tag names, :func:`text_lengths` measures runs of text,
 :func:`tree_sums` evaluates the default's block model, and :func:`automaton_counts` runs
 the language detector's byte automaton.
@@ -676,22 +676,40 @@ def nearest_flagged(const int32_t[::1] parent, const uint8_t[::1] flags):
     return out
 
 
-def subtree_max(const int32_t[::1] parent, const int64_t[::1] values):
+cdef inline bint _ranks_above(double value, int64_t post, Py_ssize_t node,
+                              double other, int64_t other_post, Py_ssize_t other_node):
+    """``(value, post, node)`` after ``(other, other_post, other_node)`` in numpy's sort
+    order: NaN after every number, then the post-order position, then the index."""
+    cdef bint nan = value != value, other_nan = other != other
+    if nan != other_nan:
+        return nan
+    if not nan and value != other:
+        return value > other
+    if post != other_post:
+        return post > other_post
+    return node > other_node
+
+
+def subtree_argmax(const int32_t[::1] parent, const double[::1] values, const int64_t[::1] post):
     """Per node of a tree in document order (``parent[i] < i``, -1 for the root), the
-    largest of ``values`` over its subtree (itself included): the nodes in reverse order,
-    each handing its answer to its parent, whose descendants all come after it, in one
-    pass; as the bytes of int64s (what
-    :meth:`~scrapy_tagratio.nodetable.NodeTable.subtree_max` gives)."""
-    cdef Py_ssize_t n = parent.shape[0], i
+    node of its subtree (itself included) that ranks last by ``(values, post, index)`` in
+    numpy's sort order (what ``np.lexsort((post, values))`` ranks): the nodes in reverse
+    order, each handing its answer to its parent, whose descendants all come after it, in
+    one pass; as the bytes of int64s (what
+    :func:`~scrapy_tagratio.algorithms.cetd._subtree_argmax` gives)."""
+    cdef Py_ssize_t n = parent.shape[0], i, mine, theirs
     cdef bytearray out = PyByteArray_FromStringAndSize(NULL, n * sizeof(int64_t))
     cdef int64_t* best = <int64_t*>PyByteArray_AS_STRING(out)
     cdef int32_t up
     for i in range(n):
-        best[i] = values[i]
+        best[i] = i
     for i in range(n - 1, -1, -1):
         up = parent[i]
-        if up >= 0 and best[i] > best[up]:
-            best[up] = best[i]
+        if up < 0:
+            continue
+        mine, theirs = best[i], best[up]
+        if _ranks_above(values[mine], post[mine], mine, values[theirs], post[theirs], theirs):
+            best[up] = mine
     return out
 
 

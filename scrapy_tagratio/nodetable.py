@@ -67,27 +67,6 @@ class NodeTable:
             jump = step
         return np.where(self.parent >= 0, jump[np.maximum(self.parent, 0)], -1)
 
-    def subtree_max(self, values: np.ndarray) -> np.ndarray:
-        """Per node, the largest of ``values`` (integers) over its subtree, itself
-        included: the answers carried up one depth level at a time, deepest first (a few
-        dozen numpy rounds on real pages); with the compiled kernel, one C pass in reverse
-        document order (descendants come after their ancestor)."""
-        kernel = active_kernel()
-        if kernel is not None:
-            found = kernel.subtree_max(
-                np.ascontiguousarray(self.parent, dtype=np.int32),
-                np.ascontiguousarray(values, dtype=np.int64),
-            )
-            return np.frombuffer(found, dtype=np.int64)
-        best = np.array(values, dtype=np.int64)
-        by_depth = np.argsort(self.depth, kind="stable")
-        levels = np.arange(int(self.depth.max(initial=0)) + 2)
-        starts = np.searchsorted(self.depth[by_depth], levels)
-        for depth in range(len(starts) - 2, 0, -1):
-            level = by_depth[starts[depth] : starts[depth + 1]]
-            np.maximum.at(best, self.parent[level], best[level])
-        return best
-
     @cached_property
     def block(self) -> np.ndarray:
         """Per node, its nearest block-level ancestor-or-self (the root counts as a

@@ -364,43 +364,6 @@ def test_nearest_flagged_ancestors_are_those_of_a_walk_up_the_tree(
             assert table.nearest_ancestor(flags).tolist() == expected
 
 
-@given(st.lists(st.tuples(st.integers(0, 3), st.integers(-5, 5)), max_size=60), st.integers(-5, 5))
-def test_subtree_maxima_are_those_of_each_subtree(
-    spec: list[tuple[int, int]], root_value: int
-) -> None:
-    """:meth:`NodeTable.subtree_max` against its definition on random trees (built as
-    above): by depth levels and, where it is built, by the kernel's one pass."""
-    parent, depth = [-1], [0]
-    for climb, _ in spec:
-        node = len(parent) - 1
-        for _ in range(climb):
-            node = max(parent[node], 0)
-        parent.append(node)
-        depth.append(depth[node] + 1)
-    values = np.array([root_value, *(value for _, value in spec)], dtype=np.int64)
-
-    def under(i: int, j: int) -> bool:  # j is i or one of its descendants
-        while j > i:
-            j = parent[j]
-        return j == i
-
-    expected = [
-        max(int(values[j]) for j in range(len(parent)) if under(i, j)) for i in range(len(parent))
-    ]
-    table = Document.from_input("<p>x</p>").nodes
-    table = dataclasses.replace(
-        table,
-        tag=("p",) * len(parent),
-        parent=np.array(parent, dtype=np.int32),
-        depth=np.array(depth, dtype=np.int32),
-    )
-    with _reading_by("target"):
-        assert table.subtree_max(values).tolist() == expected
-    if kernel_status()[0]:
-        with _reading_by("kernel"):
-            assert table.subtree_max(values).tolist() == expected
-
-
 @given(st.lists(st.sampled_from(["div", "p", "a", "DIV", "h\xe9", "", "\U0001f600"]), max_size=40))
 def test_tag_names_are_numbered_in_order_of_first_use(tags: list[str]) -> None:
     """``name_codes`` (the tag codes of the cleaning rule and of the node table's masks)
