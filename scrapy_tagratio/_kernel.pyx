@@ -713,6 +713,46 @@ def subtree_argmax(const int32_t[::1] parent, const double[::1] values, const in
     return out
 
 
+def subtree_mask(const int32_t[::1] end, const uint8_t[::1] flags):
+    """Per node of a tree whose subtrees are the ranges ``[i, end[i])``, whether it lies
+    in the subtree of a flagged node (the flagged nodes included): the furthest end of
+    the flagged subtrees met so far passes it; as the bytes of bools (what
+    :func:`~scrapy_tagratio.nodetable._subtree_mask` gives)."""
+    cdef Py_ssize_t n = end.shape[0], i
+    if flags.shape[0] != n:
+        raise ValueError("one flag per node")
+    cdef bytearray out = PyByteArray_FromStringAndSize(NULL, n)
+    cdef uint8_t* inside = <uint8_t*>PyByteArray_AS_STRING(out)
+    cdef int64_t reach = 0
+    for i in range(n):
+        if flags[i] and end[i] > reach:
+            reach = end[i]
+        inside[i] = reach > i
+    return out
+
+
+def subtree_sums(const int32_t[::1] end, const int32_t[::1] values):
+    """Per node of a tree whose subtrees are the ranges ``[i, end[i])`` (``i < end[i] <=
+    n``, checked), the sum of ``values`` over its subtree: differences of prefix sums, in
+    int64; as the bytes of int64s (what :func:`~scrapy_tagratio.nodetable._subtree_sum`
+    gives)."""
+    cdef Py_ssize_t n = end.shape[0], i
+    if values.shape[0] != n:
+        raise ValueError("one value per node")
+    for i in range(n):
+        if end[i] <= i or end[i] > n:
+            raise ValueError(f"node {i}: subtree end {end[i]} outside ({i}, {n}]")
+    cdef bytearray out = PyByteArray_FromStringAndSize(NULL, (n + 1) * sizeof(int64_t))
+    cdef int64_t* prefix = <int64_t*>PyByteArray_AS_STRING(out)
+    prefix[0] = 0
+    for i in range(n):
+        prefix[i + 1] = prefix[i] + values[i]
+    for i in range(n):  # in place: prefix[end[i]] is read before any later i writes it
+        prefix[i] = prefix[end[i]] - prefix[i]
+    PyByteArray_Resize(out, n * sizeof(int64_t))
+    return out
+
+
 def text_lines(list texts, const int32_t[::1] pieces):
     """The text of the runs ``texts[p]`` for ``p`` in ``pieces`` (-1: a line break),
     as :meth:`~scrapy_tagratio.document.Document.text_of` gives it: each line's words
