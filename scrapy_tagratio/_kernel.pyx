@@ -691,8 +691,8 @@ cdef inline bint _ranks_above(double value, int64_t post, Py_ssize_t node,
 
 
 def subtree_argmax(const int32_t[::1] parent, const double[::1] values, const int64_t[::1] post):
-    """Per node of a tree in document order (``parent[i] < i``, -1 for the root), the
-    node of its subtree (itself included) that ranks last by ``(values, post, index)`` in
+    """Per node of a tree in document order (``parent[i] < i``, checked; -1 for the root),
+    the node of its subtree (itself included) that ranks last by ``(values, post, index)`` in
     numpy's sort order (what ``np.lexsort((post, values))`` ranks): the nodes in reverse
     order, each handing its answer to its parent, whose descendants all come after it, in
     one pass; as the bytes of int64s (what
@@ -703,10 +703,14 @@ def subtree_argmax(const int32_t[::1] parent, const double[::1] values, const in
     cdef int32_t up
     for i in range(n):
         best[i] = i
+    if values.shape[0] != n or post.shape[0] != n:
+        raise ValueError("one value and one post-order position per node")
     for i in range(n - 1, -1, -1):
         up = parent[i]
         if up < 0:
             continue
+        if up >= i:  # not a tree in document order: the write below would stray
+            raise ValueError(f"node {i}: parent {up} does not come before it")
         mine, theirs = best[i], best[up]
         if _ranks_above(values[mine], post[mine], mine, values[theirs], post[theirs], theirs):
             best[up] = mine
@@ -861,16 +865,29 @@ def automaton_counts(
     ``output[state]`` counted when it is not negative. As (the bytes of the features as
     ``intp``, the bytes of their counts as ``float32``), features in the order they are
     first met, the order of py3langid's ``Counter``, so the scores summed over them are
-    the same floats. The tables are checked by the caller (every state, row and feature
-    in range); ``scratch`` (one zero per feature) holds the counts and is zero again on
-    return: the GIL, held throughout, keeps threads from sharing it at once."""
-    cdef Py_ssize_t n = data.shape[0], i
-    cdef int64_t state = 0
+    the same floats. A state, row or feature out of range is a ValueError; ``scratch``
+    (one zero per feature) holds the counts and is zero again on return: the GIL, held
+    throughout, keeps threads from sharing it at once."""
+    cdef Py_ssize_t n = data.shape[0], i, states = output.shape[0]
+    cdef int64_t state = 0, at
     cdef int32_t feature
     cdef _Ints order = _Ints()
-    for i in range(n):
-        state = nextmove[rowbase[state] + data[i]]
+    cdef str problem = None  # raised once scratch is zero again
+    if rowbase.shape[0] != states or states == 0:
+        raise ValueError("one row and one output per state")
+    for i in range(n):  # every index checked: a compare beside a cache miss per byte
+        at = rowbase[state] + data[i]
+        if at < 0 or at >= nextmove.shape[0]:
+            problem = f"state {state}: row outside the table"
+            break
+        state = nextmove[at]
+        if state >= states:
+            problem = f"state {state} outside the table"
+            break
         feature = output[state]
+        if feature >= scratch.shape[0]:
+            problem = f"feature {feature} outside the counts"
+            break
         if feature >= 0:
             if scratch[feature] == 0:
                 order.append(feature)
@@ -884,6 +901,8 @@ def automaton_counts(
         feature_out[i] = feature
         count_out[i] = <float>scratch[feature]
         scratch[feature] = 0
+    if problem is not None:
+        raise ValueError(problem)
     return features, counts
 
 

@@ -327,3 +327,13 @@ def test_the_max_density_sum_node_of_each_subtree(
         assert pure == [best(node) for node in range(len(values))]
     if kernel_status()[0]:
         assert _argmax_by("kernel", nodes, values) == pure
+
+
+@pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
+def test_the_kernels_search_refuses_a_parent_after_its_child() -> None:
+    """The C pass writes to ``best[parent[i]]`` unchecked otherwise."""
+    from scrapy_tagratio import _kernel
+
+    parent = np.array([-1, 0, 5], dtype=np.int32)  # node 2's parent is past the table
+    with pytest.raises(ValueError, match="does not come before"):
+        _kernel.subtree_argmax(parent, np.zeros(3), np.arange(3, dtype=np.int64))

@@ -112,6 +112,30 @@ def test_the_compiled_walk_on_every_development_pages_sample(tables: language._T
 
 
 @needs_walk
+def test_the_walk_refuses_indices_outside_its_tables(tables: language._Tables) -> None:
+    """Out-of-range tables are an error, not a read past them, and the counts of the
+    bytes before the error are zero again for the next text."""
+    text = b"the quick brown fox"
+    state = 0
+    for byte in text[:-1]:  # the state before the last byte, features counted on the way
+        state = int(tables.nextmove[tables.rowbase[state] + byte])
+    nextmove = tables.nextmove.copy()
+    nextmove[tables.rowbase[state] + text[-1]] = len(tables.output)  # a state too many
+    clean, _ = _kernel.automaton_counts(
+        tables.nextmove, tables.rowbase, tables.output, text[:-1], tables.scratch
+    )
+    assert clean  # features were counted before the bad step
+    with pytest.raises(ValueError, match="outside the table"):
+        _kernel.automaton_counts(nextmove, tables.rowbase, tables.output, text, tables.scratch)
+    assert not tables.scratch.any()
+    output = tables.output.copy()
+    output[output >= 0] = len(tables.scratch)  # a feature too many
+    with pytest.raises(ValueError, match="outside the counts"):
+        _kernel.automaton_counts(tables.nextmove, tables.rowbase, output, text, tables.scratch)
+    assert not tables.scratch.any()
+
+
+@needs_walk
 def test_tables_the_walk_cannot_read_safely_are_refused() -> None:
     identifier = language._identifier()
     args = (identifier.nb_ptc, identifier.nb_pc, identifier.nb_classes, identifier.tk_nextmove)
