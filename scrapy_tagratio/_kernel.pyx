@@ -15,14 +15,16 @@ For the pages this kernel reads, more loops run in C: :func:`collapsed_lengths` 
 the node table's characters (runs of text with their white space collapsed),
 :func:`text_lines` and :func:`collapsed_runs` build the text and HTML output,
 :func:`nearest_flagged` finds each node's nearest flagged ancestor (layout blocks),
-:func:`first_codes` numbers tag names, :func:`text_lengths` measures runs of text, and
-:func:`tree_sums` evaluates the default's block model.
+:func:`subtree_argmax` the best node of each subtree (CETD's max-DensitySum search),
+:func:`first_codes` numbers tag names, :func:`text_lengths` measures runs of text,
+:func:`tree_sums` evaluates the default's block model, and :func:`automaton_counts` runs
+the language detector's byte automaton.
 """
 
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_FromStringAndSize, PyByteArray_Resize
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
-from libc.stdint cimport int32_t, int64_t, uint8_t, uintptr_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uintptr_t
 from cpython.unicode cimport (
     Py_UNICODE_ISSPACE, PyUnicode_DATA, PyUnicode_DecodeUTF8, PyUnicode_KIND, PyUnicode_New,
     PyUnicode_WRITE,
@@ -674,6 +676,87 @@ def nearest_flagged(const int32_t[::1] parent, const uint8_t[::1] flags):
     return out
 
 
+cdef inline bint _ranks_above(double value, int64_t post, Py_ssize_t node,
+                              double other, int64_t other_post, Py_ssize_t other_node):
+    """``(value, post, node)`` after ``(other, other_post, other_node)`` in numpy's sort
+    order: NaN after every number, then the post-order position, then the index."""
+    cdef bint nan = value != value, other_nan = other != other
+    if nan != other_nan:
+        return nan
+    if not nan and value != other:
+        return value > other
+    if post != other_post:
+        return post > other_post
+    return node > other_node
+
+
+def subtree_argmax(const int32_t[::1] parent, const double[::1] values, const int64_t[::1] post):
+    """Per node of a tree in document order (``parent[i] < i``, checked; -1 for the root),
+    the node of its subtree (itself included) that ranks last by ``(values, post, index)`` in
+    numpy's sort order (what ``np.lexsort((post, values))`` ranks): the nodes in reverse
+    order, each handing its answer to its parent, whose descendants all come after it, in
+    one pass; as the bytes of int64s (what
+    :func:`~scrapy_tagratio.algorithms.cetd._subtree_argmax` gives)."""
+    cdef Py_ssize_t n = parent.shape[0], i, mine, theirs
+    cdef bytearray out = PyByteArray_FromStringAndSize(NULL, n * sizeof(int64_t))
+    cdef int64_t* best = <int64_t*>PyByteArray_AS_STRING(out)
+    cdef int32_t up
+    for i in range(n):
+        best[i] = i
+    if values.shape[0] != n or post.shape[0] != n:
+        raise ValueError("one value and one post-order position per node")
+    for i in range(n - 1, -1, -1):
+        up = parent[i]
+        if up < 0:
+            continue
+        if up >= i:  # not a tree in document order: the write below would stray
+            raise ValueError(f"node {i}: parent {up} does not come before it")
+        mine, theirs = best[i], best[up]
+        if _ranks_above(values[mine], post[mine], mine, values[theirs], post[theirs], theirs):
+            best[up] = mine
+    return out
+
+
+def subtree_mask(const int32_t[::1] end, const uint8_t[::1] flags):
+    """Per node of a tree whose subtrees are the ranges ``[i, end[i])``, whether it lies
+    in the subtree of a flagged node (the flagged nodes included): the furthest end of
+    the flagged subtrees met so far passes it; as the bytes of bools (what
+    :func:`~scrapy_tagratio.nodetable._subtree_mask` gives)."""
+    cdef Py_ssize_t n = end.shape[0], i
+    if flags.shape[0] != n:
+        raise ValueError("one flag per node")
+    cdef bytearray out = PyByteArray_FromStringAndSize(NULL, n)
+    cdef uint8_t* inside = <uint8_t*>PyByteArray_AS_STRING(out)
+    cdef int64_t reach = 0
+    for i in range(n):
+        if flags[i] and end[i] > reach:
+            reach = end[i]
+        inside[i] = reach > i
+    return out
+
+
+def subtree_sums(const int32_t[::1] end, const int32_t[::1] values):
+    """Per node of a tree whose subtrees are the ranges ``[i, end[i])`` (``i < end[i] <=
+    n``, checked), the sum of ``values`` over its subtree: differences of prefix sums, in
+    int64; as the bytes of int64s (what :func:`~scrapy_tagratio.nodetable._subtree_sum`
+    gives)."""
+    cdef Py_ssize_t n = end.shape[0], i
+    if values.shape[0] != n:
+        raise ValueError("one value per node")
+    for i in range(n):
+        if end[i] <= i or end[i] > n:
+            raise ValueError(f"node {i}: subtree end {end[i]} outside ({i}, {n}]")
+    cdef bytearray out = PyByteArray_FromStringAndSize(NULL, (n + 1) * sizeof(int64_t))
+    cdef int64_t* prefix = <int64_t*>PyByteArray_AS_STRING(out)
+    prefix[0] = 0
+    for i in range(n):
+        prefix[i + 1] = prefix[i] + values[i]
+    for i in range(n):  # in place: prefix[end[i]] is read before any later i writes it
+        prefix[i] = prefix[end[i]] - prefix[i]
+    PyByteArray_Resize(out, n * sizeof(int64_t))
+    return out
+
+
 def text_lines(list texts, const int32_t[::1] pieces):
     """The text of the runs ``texts[p]`` for ``p`` in ``pieces`` (-1: a line break),
     as :meth:`~scrapy_tagratio.document.Document.text_of` gives it: each line's words
@@ -768,6 +851,60 @@ def tree_sums(
             else:
                 total = value[node]
         out[row] = total
+
+def automaton_counts(
+    const uint32_t[::1] nextmove,
+    const int64_t[::1] rowbase,
+    const int32_t[::1] output,
+    const uint8_t[::1] data,
+    int32_t[::1] scratch,
+):
+    """The features a byte automaton outputs over ``data`` and how often: what langid's
+    feature extraction counts (Lui and Baldwin 2012; py3langid's ``visit_counts``), from
+    state 0, ``state = nextmove[rowbase[state] + byte]`` per byte, and the state's feature
+    ``output[state]`` counted when it is not negative. As (the bytes of the features as
+    ``intp``, the bytes of their counts as ``float32``), features in the order they are
+    first met, the order of py3langid's ``Counter``, so the scores summed over them are
+    the same floats. A state, row or feature out of range is a ValueError; ``scratch``
+    (one zero per feature) holds the counts and is zero again on return: the GIL, held
+    throughout, keeps threads from sharing it at once."""
+    cdef Py_ssize_t n = data.shape[0], i, states = output.shape[0]
+    cdef int64_t state = 0, at
+    cdef int32_t feature
+    cdef _Ints order = _Ints()
+    cdef str problem = None  # raised once scratch is zero again
+    if rowbase.shape[0] != states or states == 0:
+        raise ValueError("one row and one output per state")
+    for i in range(n):  # every index checked: a compare beside a cache miss per byte
+        at = rowbase[state] + data[i]
+        if at < 0 or at >= nextmove.shape[0]:
+            problem = f"state {state}: row outside the table"
+            break
+        state = nextmove[at]
+        if state >= states:
+            problem = f"state {state} outside the table"
+            break
+        feature = output[state]
+        if feature >= scratch.shape[0]:
+            problem = f"feature {feature} outside the counts"
+            break
+        if feature >= 0:
+            if scratch[feature] == 0:
+                order.append(feature)
+            scratch[feature] += 1
+    cdef bytearray features = PyByteArray_FromStringAndSize(NULL, order.size * sizeof(Py_ssize_t))
+    cdef bytearray counts = PyByteArray_FromStringAndSize(NULL, order.size * sizeof(float))
+    cdef Py_ssize_t* feature_out = <Py_ssize_t*>PyByteArray_AS_STRING(features)
+    cdef float* count_out = <float*>PyByteArray_AS_STRING(counts)
+    for i in range(order.size):
+        feature = order.data[i]
+        feature_out[i] = feature
+        count_out[i] = <float>scratch[feature]
+        scratch[feature] = 0
+    if problem is not None:
+        raise ValueError(problem)
+    return features, counts
+
 
 # ----------------------------------------------------------------------------- lexbor
 # The walk over lexbor's tree (selectolax's parser, :mod:`scrapy_tagratio.lexbor_reader`).

@@ -7,13 +7,28 @@ installed (``pip install scrapy-tagratio[lang]``: py3langid, a numpy port of lan
 Lui and Baldwin 2012, whose model ships inside the package) the declaration is checked
 against the extracted text: a confident disagreement is decided by the text. Without it,
 the first declaration is taken as given.
+
+Most of the detector's time is langid's feature extraction, a walk of a byte automaton
+over the sample, one Python step per byte. Where pages are read by the compiled kernel,
+the kernel walks it (:func:`~scrapy_tagratio._kernel.automaton_counts`) over the
+identifier's own tables and the scores are computed as py3langid 0.4 computes them
+(``LanguageIdentifier._decide``, normalised probabilities), so the language and
+probability are the same floats; tables of another layout or range, or a py3langid whose
+answers differ on the probe texts (:data:`_PROBES`), leave its own call in place, as does
+the pure-Python path.
 """
 
 from __future__ import annotations
 
+import math
 import re
+import unicodedata
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .reader import active_kernel
 
 __all__ = [
     "CONFIDENT",
@@ -72,6 +87,124 @@ def _identifier() -> Any:
     return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
 
 
+class _Tables(NamedTuple):
+    """py3langid 0.4's model as the kernel's walk reads it, checked in range."""
+
+    nextmove: np.ndarray  # uint32: the next state, at rowbase[state] + byte
+    rowbase: np.ndarray  # int64: per state, the offset of its row in nextmove
+    output: np.ndarray  # int32: per state, the feature it outputs, or -1
+    scratch: np.ndarray  # int32: one zero per feature (the walk's counts)
+    ptc: np.ndarray  # per feature and language, log P(feature | language)
+    pc: np.ndarray  # per language, log P(language)
+    classes: tuple[str, ...]
+    aliases: tuple[tuple[int, int], ...]  # (first column, later column) of a repeated label
+
+
+#: Texts on which the compiled walk's answers must be py3langid's, to the bit, before it
+#: is used: scripts of several widths, a capitalised text (lowered by langid), accents
+#: in decomposed form (NFC-normalised), and nothing the automaton knows.
+_PROBES = (
+    "The quick brown fox jumps over the lazy dog, and the dog does not mind at all.",
+    "Der schnelle braune Fuchs springt über den faulen Hund; Größe zählt nicht.",
+    "DIE ZEITUNG BERICHTET ÜBER DIE WAHLEN IN DEN LÄNDERN DES NORDENS",
+    "Le cafe\u0301 est fermé le dimanche, mais la boulangerie reste ouverte.",
+    "日本語の文章は、ひらがなとカタカナと漢字で書かれています。",
+    "Москва — столица России, крупнейший по численности населения город страны.",
+    "\U0001f600\U0001f600 \x00\x01",
+    "",
+)
+
+
+def _tables(identifier: Any) -> _Tables | None:
+    """The identifier's tables for the kernel's walk, or None when they are not py3langid
+    0.4's layout (rows of 256 next states shared between states, one feature or -1 per
+    state) or anything in them is out of range (the walk reads them unchecked)."""
+    try:
+        moves, row_index = identifier.tk_nextmove, identifier.tk_row
+        nextmove = np.frombuffer(moves, dtype=f"u{moves.itemsize}")
+        rows = np.frombuffer(row_index, dtype=f"u{row_index.itemsize}")
+        output = np.asarray(identifier.tk_output, dtype=np.int64)
+        ptc, pc = np.asarray(identifier.nb_ptc), np.asarray(identifier.nb_pc)
+        classes = tuple(str(label) for label in identifier.nb_classes)
+    except (AttributeError, TypeError, ValueError):
+        return None
+    states, features = len(output), ptc.shape[0] if ptc.ndim == 2 else 0
+    if (
+        getattr(identifier, "min_confidence", None) is not None
+        or nextmove.size == 0
+        or nextmove.size % 256
+        or len(rows) != states
+        or ptc.shape != (features, len(classes))
+        or pc.shape != (len(classes),)
+        or int(nextmove.max()) >= states
+        or int(rows.max()) >= nextmove.size // 256
+        or int(output.max(initial=-1)) >= features
+        or int(output.min(initial=-1)) < -1
+    ):
+        return None
+    first: dict[str, int] = {}
+    aliases = tuple(
+        (first[label], column)
+        for column, label in enumerate(classes)
+        if first.setdefault(label, column) != column
+    )
+    return _Tables(
+        nextmove=nextmove.astype(np.uint32, copy=False),
+        rowbase=rows.astype(np.int64) << 8,
+        output=output.astype(np.int32),
+        scratch=np.zeros(features, dtype=np.int32),
+        ptc=ptc,
+        pc=pc,
+        classes=classes,
+        aliases=aliases,
+    )
+
+
+def _classify(tables: _Tables, kernel: Any, text: str) -> tuple[str, float]:
+    """``text``'s language and probability as py3langid 0.4's ``classify`` gives them
+    (normalised probabilities): upper-case text lowered, NFC, UTF-8; naive Bayes
+    log-scores of the features' log-counts (Lui and Baldwin 2012, with py3langid's
+    ``log1p``) scaled by one over the square root of the byte length, then normalised;
+    the columns of a repeated label merged into its first."""
+    if text.isupper():
+        text = text.lower()
+    data = unicodedata.normalize("NFC", text).encode("utf8", errors="surrogatepass")
+    features, counts = kernel.automaton_counts(
+        tables.nextmove, tables.rowbase, tables.output, data, tables.scratch
+    )
+    if features:
+        index = np.frombuffer(features, dtype=np.intp)
+        weights = np.log1p(np.frombuffer(counts, dtype=np.float32))
+        scores = weights @ tables.ptc.take(index, axis=0) + tables.pc
+    else:
+        scores = np.zeros(len(tables.classes), dtype=np.float32)
+    scores *= 1.0 / math.sqrt(len(data) or 1)
+    np.exp(scores - scores.max(), out=scores)
+    scores /= scores.sum()
+    for first, later in tables.aliases:
+        scores[first] += scores[later]
+        scores[later] = 0.0
+    best = int(scores.argmax())
+    return tables.classes[best], float(scores[best])
+
+
+@cache
+def _compiled_tables(kernel: Any) -> _Tables | None:
+    """The tables of ``kernel``'s walk, when the detector and tables of the layout it
+    reads are there and it answers as py3langid does on every probe text."""
+    identifier = _identifier()
+    if identifier is None or not hasattr(kernel, "automaton_counts"):
+        return None
+    tables = _tables(identifier)
+    if tables is None:
+        return None
+    for probe in _PROBES:
+        expected = identifier.classify(probe)
+        if _classify(tables, kernel, probe) != (expected[0], float(expected[1])):
+            return None
+    return tables
+
+
 def detector_available() -> bool:
     """Whether the optional language detector is installed."""
     return _identifier() is not None
@@ -80,8 +213,13 @@ def detector_available() -> bool:
 def detect_language(text: str) -> tuple[str, float] | None:
     """The language of ``text`` (ISO 639-1) and its probability, or None without the
     detector or with too little text."""
-    identifier = _identifier()
+    identifier, kernel = _identifier(), active_kernel()
+    # The tables are made with the identifier (a crawl's warm-up page makes both).
+    tables = _compiled_tables(kernel) if identifier is not None and kernel is not None else None
     if identifier is None or len(text) < MIN_TEXT_CHARS:
         return None
-    language, probability = identifier.classify(text[:SAMPLE_CHARS])
+    sample = text[:SAMPLE_CHARS]
+    if tables is not None:
+        return _classify(tables, kernel, sample)
+    language, probability = identifier.classify(sample)
     return str(language), float(probability)

@@ -38,6 +38,7 @@ import numpy as np
 from .events import _BATCH, _TAG_NAMES, SIGNAL_ATTRIBUTES, SIGNAL_ELEMENTS, PageEvents, _Recorder
 
 __all__ = [
+    "KERNEL_FUNCTIONS",
     "MAX_BLOCK_DEPTH",
     "lexbor_status",
     "lexbor_walk_kernel",
@@ -45,7 +46,24 @@ __all__ = [
     "read_lexbor",
     "same_events",
     "scan_markup",
+    "stale_kernel",
 ]
+
+#: The compiled kernel's functions the package calls (here, in the lower of the two
+#: modules that load the kernel): a kernel built from older sources (an editable install
+#: whose ``_kernel.pyx`` changed since its last build) lacks some and is not used.
+KERNEL_FUNCTIONS = (
+    "walk", "walk_lexbor", "bind_lexbor", "scan_markup", "collapsed_lengths", "text_lengths",
+    "text_lines", "collapsed_runs", "first_codes", "nearest_flagged", "subtree_mask",
+    "subtree_sums", "subtree_argmax", "tree_sums", "automaton_counts",
+)  # fmt: skip
+
+
+def stale_kernel(kernel: ModuleType) -> str | None:
+    """Why ``kernel`` is not used when it lacks one of :data:`KERNEL_FUNCTIONS`, else
+    None."""
+    missing = [name for name in KERNEL_FUNCTIONS if not hasattr(kernel, name)]
+    return f"built from older sources (no {', '.join(missing)}): rebuild it" if missing else None
 
 
 def _load() -> tuple[ModuleType | None, str]:
@@ -207,6 +225,9 @@ def _load_walk() -> tuple[ModuleType | None, str]:
         kernel = importlib.import_module("._kernel", __package__)
     except ImportError as exc:
         return None, f"not built ({exc})"
+    stale = stale_kernel(kernel)
+    if stale:
+        return None, stale
     running = _version()
     built = getattr(kernel, "SELECTOLAX_BUILT_AGAINST", "")
     if built != running:

@@ -124,7 +124,12 @@ class NodeTable:
 
 
 def _subtree_sum(end: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Sum of ``values`` over each subtree ``[i, end[i])``: prefix-sum differences."""
+    """Sum of ``values`` over each subtree ``[i, end[i])``: prefix-sum differences; for
+    int32 values, in one C loop with the compiled kernel (the same int64 sums)."""
+    kernel = active_kernel()
+    if kernel is not None and end.dtype == np.int32 and values.dtype == np.int32:
+        found = kernel.subtree_sums(np.ascontiguousarray(end), np.ascontiguousarray(values))
+        return np.frombuffer(found, dtype=np.int64)
     prefix = np.concatenate(([0], np.cumsum(values)))
     return prefix[end] - prefix[:-1]
 
@@ -133,6 +138,12 @@ def _subtree_mask(end: np.ndarray, flags: np.ndarray) -> np.ndarray:
     """True inside the subtree of any flagged node (the flagged nodes included). Subtrees
     are nested or disjoint, so node ``j`` lies in a flagged subtree exactly when the
     furthest end of the flagged subtrees starting at or before it passes ``j``: one
-    running maximum in document order."""
+    running maximum in document order (one C loop with the compiled kernel)."""
+    kernel = active_kernel()
+    if kernel is not None and end.dtype == np.int32 and flags.dtype == bool:
+        found = kernel.subtree_mask(
+            np.ascontiguousarray(end), np.ascontiguousarray(flags).view(np.uint8)
+        )
+        return np.frombuffer(found, dtype=bool)
     reach = np.maximum.accumulate(np.where(flags, end, 0))
     return reach > np.arange(len(end))

@@ -150,11 +150,16 @@ def _read_target(
 
 def _load_kernel() -> tuple[ModuleType | None, str]:
     """The compiled kernel and why (not): it is used only against the lxml and libxml2
-    versions (major.minor) it was built with, whose node structs and C API it reads."""
+    versions (major.minor) it was built with, whose node structs and C API it reads, and
+    only when it has every function the package calls
+    (:data:`~.lexbor_reader.KERNEL_FUNCTIONS`)."""
     try:
         kernel = importlib.import_module("._kernel", __package__)
     except ImportError as exc:
         return None, f"not built ({exc})"
+    stale = lexbor_reader.stale_kernel(kernel)
+    if stale:
+        return None, stale
     lxml_built, libxml_built = kernel.BUILT_AGAINST
     running = (etree.LXML_VERSION[:2], etree.LIBXML_VERSION[:2])
     built = (

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from scrapy_tagratio import ExtractionError, extract
+from scrapy_tagratio import ExtractionError, extract, reader
 from scrapy_tagratio.algorithms import get_algorithm
 from scrapy_tagratio.algorithms.cetd import (
     CECTD,
     CETD,
     CECTDSmoothing,
+    _subtree_argmax,
     composite_text_density,
     density_sum,
     extract_content,
@@ -22,6 +26,7 @@ from scrapy_tagratio.algorithms.cetd import (
     text_density,
 )
 from scrapy_tagratio.document import Document
+from scrapy_tagratio.reader import kernel_status
 
 # Example 1 of the paper, with texts of the lengths Example 2 states: the headline has
 # 46 characters, the body 39 of which the link 15.
@@ -260,3 +265,75 @@ def test_ancestors_of_marked_nodes_keep_their_own_text() -> None:
     wrap = [hint.split()[:1] for hint in nodes.hint].index(["wrap"])
     assert not marked[wrap] and nodes.with_ancestors(marked)[wrap]
     assert intro in CETD().run(document).text
+
+
+def _tree(climbs: list[int]) -> Any:
+    """A node table of the tree whose node ``k + 1`` is the child of the node reached from
+    node ``k`` by ``climbs[k]`` steps up (document order, as a parser builds it)."""
+    parent, depth = [-1], [0]
+    for climb in climbs:
+        node = len(parent) - 1
+        for _ in range(climb):
+            node = max(parent[node], 0)
+        parent.append(node)
+        depth.append(depth[node] + 1)
+    end = list(range(1, len(parent) + 1))
+    for node in range(len(parent) - 1, 0, -1):
+        end[parent[node]] = max(end[parent[node]], end[node])
+    table = Document.from_input("<p>x</p>").nodes
+    return dataclasses.replace(
+        table,
+        tag=("p",) * len(parent),
+        parent=np.array(parent, dtype=np.int32),
+        depth=np.array(depth, dtype=np.int32),
+        end=np.array(end, dtype=np.int32),
+    )
+
+
+def _argmax_by(name: str, nodes: Any, values: np.ndarray) -> list[int]:
+    saved, reader.DEFAULT_READER = reader.DEFAULT_READER, name
+    try:
+        return [int(i) for i in _subtree_argmax(nodes, values)]
+    finally:
+        reader.DEFAULT_READER = saved
+
+
+_SUMS = st.sampled_from([0.0, -0.0, 1.0, 2.5, math.nan])  # ties, signed zeros, NaN
+
+
+@given(st.lists(st.tuples(st.integers(0, 3), _SUMS), max_size=60), _SUMS)
+def test_the_max_density_sum_node_of_each_subtree(
+    spec: list[tuple[int, float]], root_value: float
+) -> None:
+    """Per subtree, the node of the bottom-up pass of the docstring (a child's best
+    replaces its parent's only when strictly larger, children visited last to first) on
+    trees with many ties; the kernel's one pass gives the numpy path's nodes, NaN too."""
+    nodes = _tree([climb for climb, _ in spec])
+    values = np.array([root_value, *(value for _, value in spec)])
+    children: dict[int, list[int]] = {}
+    for node, up in enumerate(nodes.parent.tolist()):
+        children.setdefault(up, []).append(node)
+
+    def best(node: int) -> int:
+        found = node
+        for child in reversed(children.get(node, [])):
+            candidate = best(child)
+            if values[candidate] > values[found]:
+                found = candidate
+        return found
+
+    pure = _argmax_by("target", nodes, values)
+    if not np.isnan(values).any():
+        assert pure == [best(node) for node in range(len(values))]
+    if kernel_status()[0]:
+        assert _argmax_by("kernel", nodes, values) == pure
+
+
+@pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
+def test_the_kernels_search_refuses_a_parent_after_its_child() -> None:
+    """The C pass writes to ``best[parent[i]]`` unchecked otherwise."""
+    from scrapy_tagratio import _kernel
+
+    parent = np.array([-1, 0, 5], dtype=np.int32)  # node 2's parent is past the table
+    with pytest.raises(ValueError, match="does not come before"):
+        _kernel.subtree_argmax(parent, np.zeros(3), np.arange(3, dtype=np.int64))

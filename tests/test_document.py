@@ -310,7 +310,8 @@ def test_subtree_masks_and_sums_are_those_of_a_walk_up_the_tree(
 ) -> None:
     """The array forms of "inside a flagged subtree" and "sum over the subtree" against
     their definitions, on random trees: node ``i`` goes under the ``climb``-th ancestor
-    of node ``i - 1``."""
+    of node ``i - 1``; in numpy and, where it is built, by the kernel's loops (int32
+    values)."""
     parent = [-1]
     for climb, _, _ in spec:
         node = len(parent) - 1
@@ -328,10 +329,24 @@ def test_subtree_masks_and_sums_are_those_of_a_walk_up_the_tree(
         return [i, *path(parent[i])] if i >= 0 else []
 
     ends = np.array(end, dtype=np.int32)
-    assert _subtree_mask(ends, flags).tolist() == [bool(flags[path(i)].any()) for i in range(n)]
-    assert _subtree_sum(ends, values).tolist() == [
-        int(values[[j for j in range(n) if i in path(j)]].sum()) for i in range(n)
-    ]
+    inside = [bool(flags[path(i)].any()) for i in range(n)]
+    sums = [int(values[[j for j in range(n) if i in path(j)]].sum()) for i in range(n)]
+    for name in ["target", "kernel"] if kernel_status()[0] else ["target"]:
+        with _reading_by(name):
+            assert _subtree_mask(ends, flags).tolist() == inside
+            assert _subtree_sum(ends, values).tolist() == sums
+            assert _subtree_sum(ends, values.astype(np.int32)).tolist() == sums
+
+
+@pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
+@pytest.mark.parametrize("end", [[1, 3], [1, 1], [0, 2]], ids=["past the end", "empty", "at 0"])
+def test_the_kernels_subtree_sums_refuse_ends_outside_the_table(end: list[int]) -> None:
+    """The C loop reads ``prefix[end[i]]`` unchecked: an end outside ``(i, n]`` is an
+    error, not a read past the array."""
+    from scrapy_tagratio import _kernel
+
+    with pytest.raises(ValueError, match="subtree end"):
+        _kernel.subtree_sums(np.array(end, dtype=np.int32), np.ones(2, dtype=np.int32))
 
 
 @given(st.lists(st.tuples(st.integers(0, 3), st.booleans()), max_size=60))

@@ -136,8 +136,10 @@ def test_awaiting_a_worker_does_not_block_the_event_loop(pool: ExtractionPool) -
                 await asyncio.sleep(0.001)
 
         task = asyncio.create_task(ticker())
+        # Large enough to take well over 50 ms in a warm worker (a 1.5 MB page took 33-57
+        # ms once the extraction got faster; 3 MB takes about 70 ms)
         outcome = await pool.run(
-            large_page(1_500_000), url=None, content_type=None, options=options()
+            large_page(3_000_000), url=None, content_type=None, options=options()
         )
         running = False
         await task

@@ -7,6 +7,8 @@ the compiled kernel) give identical events on every development page."""
 from __future__ import annotations
 
 import os
+import re
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -14,7 +16,7 @@ import pytest
 from lxml import etree
 
 from benchmarks import _data
-from scrapy_tagratio import reader
+from scrapy_tagratio import lexbor_reader, reader
 from scrapy_tagratio.decoding import _decode_utf8
 from scrapy_tagratio.document import decode_html
 from scrapy_tagratio.reader import EVENT_TEXT, READERS, PageEvents, kernel_status, read_page
@@ -161,7 +163,35 @@ def test_a_kernel_built_for_other_versions_is_not_used(monkeypatch: pytest.Monke
     monkeypatch.setattr(etree, "LXML_VERSION", (5, 0, 0, 0))
     kernel, why = reader._load_kernel()
     assert kernel is None
-    assert "running" in why or "not built" in why
+    assert "running" in why or "not built" in why or "older sources" in why
+
+
+@needs_kernel
+def test_a_kernel_built_from_older_sources_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    from scrapy_tagratio import _kernel
+
+    monkeypatch.delattr(_kernel, "subtree_mask")
+    loaders = [reader._load_kernel]
+    if lexbor_reader.lexbor_status()[0]:  # with selectolax, lexbor's walk loads it too
+        loaders.append(lexbor_reader._load_walk)
+    for load in loaders:
+        kernel, why = load()
+        assert kernel is None
+        assert "older sources (no subtree_mask)" in why
+
+
+def test_the_package_calls_only_the_kernel_functions_it_checks_for() -> None:
+    """Every ``kernel.NAME(`` of the modules that use the compiled kernel is in
+    :data:`lexbor_reader.KERNEL_FUNCTIONS`, so a stale kernel is refused at import rather than
+    failing on a page (signal.py's ``kernel`` is a smoothing kernel)."""
+    sources = [path.read_text() for path in Path(reader.__file__).parent.rglob("*.py")]
+    called = {
+        name
+        for source in sources
+        if re.search(r"active_kernel|_KERNEL\b", source)
+        for name in re.findall(r"\b_?(?:kernel|KERNEL)\.([a-z_]+)\(", source)
+    }
+    assert called and called <= set(lexbor_reader.KERNEL_FUNCTIONS)
 
 
 def test_the_kernel_is_there_where_ci_builds_it() -> None:

@@ -60,6 +60,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..document import Document, NodeTable
+from ..reader import active_kernel
 from .base import (
     Algorithm,
     Labelling,
@@ -126,9 +127,18 @@ def _subtree_argmax(nodes: NodeTable, values: np.ndarray) -> np.ndarray:
     last in post-order (a node before its descendants, a later sibling's subtree before
     an earlier one's). Nodes are ranked by ``(value, post-order)`` and the best rank is
     carried up one depth level at a time, deepest first (a few dozen array operations on
-    real pages; time and memory linear in the number of nodes)."""
+    real pages; time and memory linear in the number of nodes); with the compiled kernel,
+    one C pass up the tree comparing ``(value, post-order)`` pairs, the same nodes."""
     n = len(nodes)
     post_order = nodes.end - nodes.depth - 1  # descendants, then earlier subtrees first
+    kernel = active_kernel()
+    if kernel is not None:
+        found = kernel.subtree_argmax(
+            np.ascontiguousarray(nodes.parent, dtype=np.int32),
+            np.ascontiguousarray(values, dtype=np.float64),
+            np.ascontiguousarray(post_order, dtype=np.int64),
+        )
+        return np.frombuffer(found, dtype=np.int64)
     order = np.lexsort((post_order, values))
     best = np.empty(n, dtype=np.intp)
     best[order] = np.arange(n)
