@@ -191,7 +191,10 @@ def url_shape(url: str | None) -> str:
     """
     if not url:
         return ""
-    parts = urlsplit(url.strip())
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:  # e.g. an unbalanced "[" in the host: no shape, no crash
+        return ""
     segments = [s for s in parts.path.split("/") if s]
     query = parse_qsl(parts.query) if parts.query else []
     if not query and (not segments or (len(segments) == 1 and _INDEX_FILE.fullmatch(segments[0]))):

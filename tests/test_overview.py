@@ -367,10 +367,25 @@ def test_an_article_declaration_without_the_pages_own_headline() -> None:
         ("http://forums.example.com/showthread.php?s=e6d9ba2bd516b15a8b8f7a3cae338bf8", ""),
         ("", ""),
         (None, ""),
+        # Addresses urllib refuses (an unbalanced or non-IP bracketed host): no shape.
+        ("http://[::1/news", ""),
+        ("https://[consent-preferences]/tag/harbour/", ""),
     ],
 )
 def test_url_shape(url: str | None, shape: str) -> None:
     assert url_shape(url) == shape
+
+
+def test_a_malformed_url_gives_a_verdict_not_a_crash() -> None:
+    """A crawl can hand over any address: the detector reads it as an address of no
+    shape and judges the page as it would without one."""
+    document = Document.from_input(article_page(), url="http://[::1/news")
+    labelling = get_algorithm(DEFAULT_ALGORITHM)().run(document)
+    verdict = OverviewDetector().detect(document, labelling)
+    unknown = Document.from_input(article_page())
+    expected = OverviewDetector().detect(unknown, get_algorithm(DEFAULT_ALGORITHM)().run(unknown))
+    assert verdict.verdict == expected.verdict == "content"
+    assert verdict.score == expected.score
 
 
 def test_url_moves_the_score() -> None:
