@@ -512,9 +512,24 @@ class _Fields:
 
 
 def _host_names(url: str | None) -> list[str]:
-    host = urlparse(url or "").hostname or ""
+    """The URL's host without ``www.`` and that host less its top-level domain (the
+    names a site signs its titles and bylines with); none for a URL urllib cannot parse
+    (an unbalanced ``[`` in the host): the metadata is read without them."""
+    try:
+        host = urlparse(url or "").hostname or ""
+    except ValueError:
+        return []
     host = host.removeprefix("www.")
     return [host, host.rsplit(".", 1)[0]] if host else []
+
+
+def _absolute(url: str, address: str) -> str:
+    """``address`` resolved against the page's ``url``; as declared when the page's URL
+    does not parse."""
+    try:
+        return urljoin(url, address)
+    except ValueError:
+        return address
 
 
 def read_metadata(
@@ -560,7 +575,7 @@ def read_metadata(
     values = fields.values
     for name in ("canonical_url", "image"):
         if name in values and url:
-            values[name] = urljoin(url, values[name])
+            values[name] = _absolute(url, values[name])
     authors = tuple(dict.fromkeys(values.get("authors", ())))
     return Metadata(
         headline=headline,

@@ -32,6 +32,20 @@ def test_public_names() -> None:
     assert expected <= set(ALGORITHMS)
 
 
+@pytest.mark.parametrize(
+    "url", ["http://[::1/news", "https://[consent-preferences]/cookies", "//[", "http://[x]/"]
+)
+def test_a_url_urllib_cannot_parse_still_gives_the_extraction(url: str) -> None:
+    # urllib raises ValueError on these (an unbalanced or non-address "[...]" host); the
+    # URL then feeds no evidence, and the page is extracted as without one.
+    page = ARTICLE.replace("</head>", "<link rel='canonical' href='/news/quay-opens'></head>")
+    found = extract(page, url=url)
+    assert "Paragraph 3: the new quay opened" in found.text
+    assert found.url == url
+    assert found.metadata.canonical_url == "/news/quay-opens"
+    assert found.overview_verdict == extract(page).overview_verdict
+
+
 @pytest.mark.parametrize("name", sorted(ALGORITHMS))
 def test_every_algorithm_returns_a_complete_extraction(name: str) -> None:
     result = extract(ARTICLE, algorithm=name, url="https://example.org/news/quay-opens")
