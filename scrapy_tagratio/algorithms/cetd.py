@@ -105,12 +105,16 @@ def composite_text_density(
     lc = link_chars.astype(np.float64)
     non_link = c - lc
     one_if_zero = lambda x: np.where(x == 0, 1.0, x)  # noqa: E731
-    base = np.log(c / one_if_zero(non_link) * lc + body_link_chars / (body_chars or 1.0) * c + np.e)
+    # B = ln(x + e) with x = C/(C-LC)*LC + LCb/Cb*C >= 0, so B = 1 + ln(1 + x/e) and
+    # ln(B) = log1p(log1p(x/e)): exactly 0 where x is 0 (ln(e) computed in floating point
+    # may round below 1, and its logarithm to a tiny negative divisor).
+    spread = c / one_if_zero(non_link) * lc + body_link_chars / (body_chars or 1.0) * c
+    log_base = np.log1p(np.log1p(spread / np.e))
     argument = c / one_if_zero(lc) * (np.maximum(tags, 1) / one_if_zero(link_tags.astype(float)))
     with np.errstate(divide="ignore", invalid="ignore"):
         log_argument = np.where(argument > 0, np.log(np.where(argument > 0, argument, 1.0)), 0.0)
     # log_B(x) = ln(x) / ln(B); B >= 1, and ln(B) = 0 (no links at all) is read as 1.
-    return text_density(c, tags) * log_argument / one_if_zero(np.log(base))
+    return text_density(c, tags) * log_argument / one_if_zero(log_base)
 
 
 def density_sum(nodes: NodeTable, density: np.ndarray) -> np.ndarray:
