@@ -556,6 +556,10 @@ process = CrawlerProcess({
     "TAGRATIO_WORKERS": 2,
     "CLOSESPIDER_ITEMCOUNT": 3,
     "CONCURRENT_REQUESTS": 2,
+    # Downloads paced in wall time (about 10 pages a second), so the workers' start-up
+    # and three extractions end before the last page is fetched on any machine: pages
+    # scheduled but not yet downloaded when the spider closes are what "early" leaves out.
+    "DOWNLOAD_DELAY": 0.1,
     "FEEDS": {feed: {"format": "jsonlines"}},
     "LOG_LEVEL": "WARNING",
 })
@@ -571,8 +575,8 @@ def test_a_crawl_script_without_main_guard_runs_workers_once_and_ends_early(
     would: each worker would start its own crawl and never serve the pool, and the crawl
     would hang); a crawl that stops early on CLOSESPIDER_ITEMCOUNT still ends."""
     server = local_site()
-    paths = [f"/copy{copy}/{page.name}" for copy in range(5) for page in ARTICLES]
-    for path, page in zip(paths, ARTICLES * 5, strict=True):
+    paths = [f"/copy{copy}/{page.name}" for copy in range(10) for page in ARTICLES]
+    for path, page in zip(paths, ARTICLES * 10, strict=True):
         server.add(path, page.read_bytes(), "text/html")
     links = "".join(f'<a href="{path}">{path}</a>' for path in paths)
     server.add("/index.html", f"<html><body>{links}</body></html>".encode(), "text/html")
