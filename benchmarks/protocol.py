@@ -36,7 +36,7 @@ from typing import Any, Protocol
 import numpy as np
 from sklearn.model_selection import GroupKFold, StratifiedGroupKFold
 
-from scrapy_tagratio.site_memory import host_of
+from scrapy_tagratio.urls import host_of
 
 from . import _data
 

@@ -29,13 +29,14 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from html import unescape
 from typing import Any, Literal, get_args
-from urllib.parse import urljoin, urlparse
+from urllib.parse import urljoin
 
 import numpy as np
 
 from .dates import MONTH_NAMES, Parsed, find_date, parse_date, plausible
 from .language import CONFIDENT, bcp47, detect_language, same_language
 from .reader import PageEvents
+from .urls import host_of
 
 __all__ = ["SOURCES", "Metadata", "MetadataSource", "read_metadata"]
 
@@ -512,14 +513,10 @@ class _Fields:
 
 
 def _host_names(url: str | None) -> list[str]:
-    """The URL's host without ``www.`` and that host less its top-level domain (the
-    names a site signs its titles and bylines with); none for a URL urllib cannot parse
-    (an unbalanced ``[`` in the host): the metadata is read without them."""
-    try:
-        host = urlparse(url or "").hostname or ""
-    except ValueError:
-        return []
-    host = host.removeprefix("www.")
+    """The URL's host (:func:`~scrapy_tagratio.urls.host_of`) and that host less its
+    top-level domain: the names a site signs its titles and bylines with; none without a
+    host."""
+    host = host_of(url)
     return [host, host.rsplit(".", 1)[0]] if host else []
 
 

@@ -60,13 +60,13 @@ from itertools import compress
 from operator import add
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 import numpy as np
 
 from .algorithms.base import Labelling, bad_parameter, check_range, dom_labelling
 from .document import Document
 from .overview import OverviewVerdict
+from .urls import host_of
 
 __all__ = [
     "HEADLINE_LINKS",
@@ -76,7 +76,6 @@ __all__ = [
     "discount_template",
     "headline_evidence",
     "headline_fingerprint",
-    "host_of",
     "page_fingerprints",
 ]
 
@@ -86,7 +85,6 @@ MODEL_PATH = Path(__file__).resolve().parent / "models" / "site_memory.json"
 _EMPTY_HASH = blake2b(digest_size=8)
 _DIGITS_TO_ZERO = bytes.maketrans(b"0123456789", b"0000000000")
 _WHITESPACE = b" \t\n\r\f\v"
-_WWW = re.compile(r"^www\d*\.")
 _NOT_WORD = re.compile(r"\W+")
 _NOT_WORD_NOR_NUL = re.compile(r"[^\w\0]+")
 #: A page links to at least this many headlines of the site's articles ...
@@ -167,18 +165,6 @@ def _headline_links(document: Document) -> tuple[np.ndarray, np.ndarray]:
     long_enough = np.array([len(key) >= _MIN_HEADLINE_CHARS for key in keys], dtype=bool)
     prints = _fingerprints(key.encode() for key in keys if len(key) >= _MIN_HEADLINE_CHARS)
     return blocks[long_enough], prints
-
-
-def host_of(url: str | None) -> str | None:
-    """The host of ``url`` (lower-cased) without ``www.``; None for a URL without a host or
-    one that does not parse."""
-    if not url:
-        return None
-    try:
-        host = urlsplit(url).hostname
-    except ValueError:
-        return None
-    return _WWW.sub("", host) if host else None
 
 
 @cache

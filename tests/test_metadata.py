@@ -191,6 +191,19 @@ def test_the_headline_is_the_title_without_the_site_name() -> None:
     assert extract(page(), now=NOW).title == "Quay works to start in spring"
 
 
+def test_the_site_name_is_read_off_the_host_when_none_is_declared() -> None:
+    # No og:site_name, no <h1>: "Courier" is the site by its host, with or without a
+    # numbered www prefix; on another host the title is the headline as it stands.
+    html = page().replace("The Courier", "Courier").replace(
+        "<h1>Quay works to start in spring</h1>", ""
+    )
+    for host in ("courier.example", "www.courier.example", "www2.courier.example"):
+        found = extract(html, url=f"https://{host}/news/quay", now=NOW).metadata
+        assert found is not None and found.headline == "Quay works to start in spring", host
+    other = extract(html, url="https://news.example/quay", now=NOW).metadata
+    assert other is not None and other.headline == "Quay works to start in spring | Courier"
+
+
 def test_metadata_is_frozen_json_ready_and_picklable() -> None:
     result = extract(page('<meta name="author" content="Ann Lee">'), now=NOW)
     data = json.loads(json.dumps(result.to_dict()))
