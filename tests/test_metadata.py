@@ -194,8 +194,10 @@ def test_the_headline_is_the_title_without_the_site_name() -> None:
 def test_the_site_name_is_read_off_the_host_when_none_is_declared() -> None:
     # No og:site_name, no <h1>: "Courier" is the site by its host, with or without a
     # numbered www prefix; on another host the title is the headline as it stands.
-    html = page().replace("The Courier", "Courier").replace(
-        "<h1>Quay works to start in spring</h1>", ""
+    html = (
+        page()
+        .replace("The Courier", "Courier")
+        .replace("<h1>Quay works to start in spring</h1>", "")
     )
     for host in ("courier.example", "www.courier.example", "www2.courier.example"):
         found = extract(html, url=f"https://{host}/news/quay", now=NOW).metadata
