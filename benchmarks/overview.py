@@ -11,11 +11,17 @@ the net text length, TextSweeper's extraction gives the paper's own test, and th
 
 The combined model is a standardised logistic regression over
 :data:`~scrapy_tagratio.overview.FEATURES` (or ``--features``), fitted on every training page
-twice, with its URL and without (so one model serves both cases). Inside each training set,
+three times (:data:`MODES`): with its URL, without it (the declared address stands in), and
+with no URL evidence at all. One model serves every case, and a page without URL evidence
+(a crawl's neutral path such as ``/a/3``, a page given without a URL that declares none) is
+judged by a model and thresholds that saw every training page so, not only the training
+pages whose own address has no shape: most content pages have an article-shaped address,
+and a threshold read off them with it would be too low for an article seen without it.
+Inside each training set,
 site-grouped inner folds (:func:`~benchmarks.protocol.inner_folds`) choose the L2 penalty (by
 log-loss) and the two thresholds from out-of-fold probabilities: the drop threshold is the
 lowest score at which at most :data:`DROP_RATE` of the training pages that
-are not overview pages would be dropped, with and without their URL; the uncertain threshold
+are not overview pages would be dropped, in each of the three modes; the uncertain threshold
 the lowest at which at most :data:`UNCERTAIN_RATE` would be dropped or tagged; the
 structure threshold (what the page's structure alone must score, see
 :meth:`~scrapy_tagratio.overview.OverviewModel.decide`) is the share of overview pages among
@@ -168,17 +174,23 @@ def collect(pages: Sequence[protocol.ProtocolPage]) -> list[Record]:
     return records
 
 
-def matrix(records: Sequence[Record], names: Sequence[str], *, url: bool) -> np.ndarray:
-    """Feature rows; with URL, as in a crawl (a page of the pool without one is given a
-    URL of no shape, so the address it declares is not read); without URL, as if the
-    detector had been given none (the declared address's shape stands in)."""
+#: How each page is shown to the model (:func:`matrix`): with its URL, without it, and with no
+#: URL evidence at all.
+MODES = ("with URL", "without URL", "no URL evidence")
+
+
+def matrix(records: Sequence[Record], names: Sequence[str], mode: str) -> np.ndarray:
+    """Feature rows of one of :data:`MODES`; with URL, as in a crawl (a page of the pool
+    without one is given a URL of no shape, so the address it declares is not read); without
+    URL, as if the detector had been given none (the declared address's shape stands in); no
+    URL evidence, as a crawl sees a page under an address of no shape (neither shape read)."""
     minimum = OverviewDetector().min_net_text_length
     rows = []
     for record in records:
         evidence = dataclasses.replace(
             record.evidence,
-            url_shape=record.evidence.url_shape if url else "",
-            declared_shape="" if url else record.declared_without_url,
+            url_shape=record.evidence.url_shape if mode == "with URL" else "",
+            declared_shape=record.declared_without_url if mode == "without URL" else "",
         )
         values = evidence.features(minimum)
         rows.append([values[name] for name in names])
@@ -187,12 +199,13 @@ def matrix(records: Sequence[Record], names: Sequence[str], *, url: bool) -> np.
 
 @dataclass(frozen=True)
 class Data:
-    """The pool's feature matrices with and without URL, labels and pages."""
+    """The pool's feature matrices in each of :data:`MODES`, labels and pages."""
 
     records: Sequence[Record]
     names: tuple[str, ...]
     with_url: np.ndarray
     without_url: np.ndarray
+    no_url: np.ndarray  # no URL evidence at all
     truth: np.ndarray  # overview page
 
     @classmethod
@@ -200,8 +213,7 @@ class Data:
         return cls(
             records,
             tuple(names),
-            matrix(records, names, url=True),
-            matrix(records, names, url=False),
+            *(matrix(records, names, mode) for mode in MODES),
             np.array([r.page.is_overview for r in records]),
         )
 
@@ -209,10 +221,15 @@ class Data:
     def pages(self) -> list[protocol.ProtocolPage]:
         return [r.page for r in self.records]
 
-    def both(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The rows twice, with and without URL, and their labels."""
-        x = np.vstack([self.with_url[rows], self.without_url[rows]])
-        return x, np.concatenate([self.truth[rows], self.truth[rows]])
+    @property
+    def modes(self) -> tuple[np.ndarray, ...]:
+        """The feature matrices, in the order of :data:`MODES`."""
+        return self.with_url, self.without_url, self.no_url
+
+    def stacked(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The rows once in each of :data:`MODES`, and their labels."""
+        x = np.vstack([features[rows] for features in self.modes])
+        return x, np.tile(self.truth[rows], len(MODES))
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, penalty: float) -> tuple[np.ndarray, ...]:
@@ -228,7 +245,7 @@ def model_of(
 ) -> OverviewModel:
     """The logistic model of ``rows`` with the thresholds given; the structure threshold is
     the share of overview pages among ``rows`` (see :meth:`OverviewModel.judge`)."""
-    means, scales, weights, intercept = fit_logistic(*data.both(rows), penalty)
+    means, scales, weights, intercept = fit_logistic(*data.stacked(rows), penalty)
     return OverviewModel(
         data.names,
         means,
@@ -266,11 +283,11 @@ def choose(data: Data, train: np.ndarray, seed: int = 0) -> Choice:
     )
     best: tuple[float, float, np.ndarray] | None = None
     for penalty in PENALTIES:
-        scores = np.zeros((2, len(data.records)))
+        scores = np.zeros((len(MODES), len(data.records)))
         for inner_train, inner_test in folds:
             model = model_of(data, inner_train, penalty)
-            scores[0, inner_test] = model.probability(data.with_url[inner_test])
-            scores[1, inner_test] = model.probability(data.without_url[inner_test])
+            for mode, x in enumerate(data.modes):
+                scores[mode, inner_test] = model.probability(x[inner_test])
         held = scores[:, train]
         truth = np.broadcast_to(data.truth[train], held.shape)
         clipped = np.clip(held, 1e-9, 1 - 1e-9)

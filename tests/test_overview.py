@@ -477,6 +477,27 @@ def test_the_declared_url_stands_in_for_a_missing_url() -> None:
     assert evidence_of(declares_home).declared_shape == "home"
 
 
+def test_the_benchmark_fits_every_page_in_three_url_modes(tmp_path: Path) -> None:
+    """The overview benchmark shows each training page to the fit and to the threshold
+    choice with its URL, without it (the declared address stands in) and with no URL
+    evidence at all, as a crawl sees an article under a path of no shape."""
+    from benchmarks import overview as bench
+    from benchmarks.protocol import ProtocolPage
+
+    path = tmp_path / "page.html.gz"
+    path.write_bytes(
+        gzip.compress(article_page(head=CANONICAL.format("https://example.com/")).encode())
+    )
+    url = "https://example.com/news/harbour-swim-record-broken"
+    page = ProtocolPage("dev/1", path, url, "example.com", "content", (("dev", "1"),))
+    data = bench.Data.of(bench.collect([page]), ("url_home", "url_article"))
+    # (url_home, url_article): the given URL's shape, the declared home, neither.
+    assert [mode.tolist() for mode in data.modes] == [[[0.0, 1.0]], [[1.0, 0.0]], [[0.0, 0.0]]]
+    x, truth = data.stacked(np.arange(1))
+    assert x.tolist() == [[0.0, 1.0], [1.0, 0.0], [0.0, 0.0]]
+    assert truth.tolist() == [False, False, False]
+
+
 # ---------------------------------------------------------------------- the verdict
 def test_verdicts_and_reasons() -> None:
     front = extract(front_page())
