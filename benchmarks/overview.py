@@ -31,12 +31,12 @@ choose.
 Printed, in one run:
 
 * per content set, under leave-one-set-out (the set scored by a model fitted without it):
-  the share called overview and called uncertain, with and without URL, for the combined
+  the share called overview and called uncertain in each of :data:`MODES`, for the combined
   model, the shipped detector (``scrapy_tagratio/models/overview.json``, fitted on pages that
   may include the set) and TextSweeper's net-text test;
 * overview-dev under site-grouped folds of the whole pool (stratified by overview, no site
-  on both sides): accuracy, precision, recall, articles called overview, uncertain, with the
-  thresholds chosen in each training fold; the same for the baselines;
+  on both sides): accuracy, precision, recall, articles called overview, uncertain, in each
+  mode, with the thresholds chosen in each training fold; the same for the baselines;
 * with ``--show N``: the N content pages with the highest held-out scores and the N overview
   pages with the lowest, with the detector's reasons;
 * with ``--why``: each overview page missed under the site-grouped folds, with and without
@@ -177,6 +177,8 @@ def collect(pages: Sequence[protocol.ProtocolPage]) -> list[Record]:
 #: How each page is shown to the model (:func:`matrix`): with its URL, without it, and with no
 #: URL evidence at all.
 MODES = ("with URL", "without URL", "no URL evidence")
+#: Their keys in the model file's validation figures.
+MODE_KEYS = ("with_url", "without_url", "no_url_evidence")
 
 
 def matrix(records: Sequence[Record], names: Sequence[str], mode: str) -> np.ndarray:
@@ -309,23 +311,26 @@ def fitted(data: Data, train: np.ndarray, seed: int = 0) -> OverviewModel:
 
 
 # ---------------------------------------------------------------------- detectors
-#: A detector under evaluation: (data, training rows, test rows) -> per URL mode (with,
-#: without) and test row, (score, verdict code: 2 overview, 1 uncertain, 0 content).
+#: A detector under evaluation: (data, training rows, test rows) -> per URL mode (of
+#: :data:`MODES`) and test row, (score, verdict code: 2 overview, 1 uncertain, 0 content).
 Scorer = Callable[[Data, np.ndarray, np.ndarray], np.ndarray]
 
 
 def combined(data: Data, train: np.ndarray, test: np.ndarray) -> np.ndarray:
     model = fitted(data, train)
-    out = np.empty((2, test.size, 2))
-    for mode, x in enumerate((data.with_url, data.without_url)):
+    out = np.empty((len(MODES), test.size, 2))
+    for mode, x in enumerate(data.modes):
         out[mode, :, 0], out[mode, :, 1] = model.judge(x[test])
     return out
 
 
 def shipped(data: Data, train: np.ndarray, test: np.ndarray) -> np.ndarray:
-    out = np.empty((2, test.size, 2))
+    """The shipped detector's verdicts as it gave them with and without the URL; with no
+    URL evidence (no detector call reads a page so), its model's on those features."""
+    out = np.empty((len(MODES), test.size, 2))
     for mode in (0, 1):
         out[mode, :, :] = [data.records[i].shipped[mode] for i in test]  # type: ignore[index]
+    out[2, :, 0], out[2, :, 1] = shipped_model().judge(data.no_url[test])
     return out
 
 
@@ -340,7 +345,7 @@ def net_text(tuned: bool) -> Scorer:
             candidates = np.unique(np.concatenate(([1.0], net[train] + 1)))
             accuracy = [((net[train] < m) == data.truth[train]).mean() for m in candidates]
             minimum = float(candidates[int(np.argmax(accuracy))])
-        out = np.empty((2, test.size, 2))
+        out = np.empty((len(MODES), test.size, 2))
         out[:, :, 0] = (net[test] < minimum).astype(np.float64)
         out[:, :, 1] = 2 * out[:, :, 0]
         return out
@@ -361,11 +366,11 @@ DETECTORS: dict[str, Scorer] = {
 class Held:
     """Held-out verdicts of one detector: per URL mode and page, (score, verdict code)."""
 
-    values: np.ndarray  # (2, pages, 2), NaN where the page was not held out
+    values: np.ndarray  # (modes, pages, 2), NaN where the page was not held out
 
     @classmethod
     def empty(cls, pages: int) -> Held:
-        return cls(np.full((2, pages, 2), np.nan))
+        return cls(np.full((len(MODES), pages, 2), np.nan))
 
     def verdicts(self, mode: int) -> tuple[np.ndarray, np.ndarray]:
         """(called overview, called uncertain) per page."""
@@ -420,35 +425,35 @@ class OverviewFigures:
 def content_table(data: Data, results: dict[str, dict[str, Held]]) -> list[str]:
     """Per content set and detector, the shares called overview and uncertain."""
     lines = [
-        f"  {'set':12s} {'pages':>5s}  {'detector':30s} {'overview':>9s} {'uncertain':>9s}"
-        f"  {'overview':>9s} {'uncertain':>9s}",
-        f"  {'':12s} {'':5s}  {'':30s} {'(with URL)':>19s}  {'(without URL)':>19s}",
+        f"  {'set':12s} {'pages':>5s}  {'detector':30s}"
+        + "".join(f"  {'overview':>9s} {'uncertain':>9s}" for _ in MODES),
+        f"  {'':12s} {'':5s}  {'':30s}" + "".join(f"  {f'({mode})':>19s}" for mode in MODES),
     ]
     for name in protocol.CONTENT_SETS:
         member = np.array([name in p.sets for p in data.pages])
         for detector, per_set in results.items():
-            cells = []
-            for mode in (0, 1):
+            cells = ""
+            for mode in range(len(MODES)):
                 overview, uncertain = per_set[name].verdicts(mode)
-                cells += [overview[member].mean(), uncertain[member].mean()]
+                cells += f"  {overview[member].mean():9.1%} {uncertain[member].mean():9.1%}"
             first = detector == next(iter(results))
             lines.append(
                 f"  {name if first else '':12s} {int(member.sum()) if first else '':>5}  "
-                f"{detector:30s} {cells[0]:9.1%} {cells[1]:9.1%}  {cells[2]:9.1%} {cells[3]:9.1%}"
+                f"{detector:30s}{cells}"
             )
     return lines
 
 
 def overview_table(data: Data, results: dict[str, Held]) -> list[str]:
     lines = [
-        f"  {'detector':30s} {'URL':7s} {'accuracy':>8s} {'precision':>9s} {'recall':>6s} "
+        f"  {'detector':30s} {'URL':15s} {'accuracy':>8s} {'precision':>9s} {'recall':>6s} "
         f"{'article->overview':>17s} {'uncertain':>9s}"
     ]
     for detector, held in results.items():
-        for mode, url in ((0, "with"), (1, "without")):
+        for mode, url in enumerate(MODES):
             f = OverviewFigures.of(data, held, mode)
             lines.append(
-                f"  {detector:30s} {url:7s} {f.accuracy:8.3f} {f.precision:9.3f} {f.recall:6.3f} "
+                f"  {detector:30s} {url:15s} {f.accuracy:8.3f} {f.precision:9.3f} {f.recall:6.3f} "
                 f"{f.article_called_overview:17.1%} {f.uncertain:9.1%}"
             )
     return lines
@@ -604,7 +609,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                             strict=True,
                         )
                     )
-                    for mode, url in ((0, "with_url"), (1, "without_url"))
+                    for mode, url in enumerate(MODE_KEYS)
                 }
                 for name in protocol.CONTENT_SETS
             },
@@ -612,7 +617,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 url: dataclasses.asdict(
                     OverviewFigures.of(data, grouped["combined (protocol)"], mode)
                 )
-                for mode, url in ((0, "with_url"), (1, "without_url"))
+                for mode, url in enumerate(MODE_KEYS)
             },
         }
         model = dataclasses.replace(
