@@ -13,10 +13,10 @@ page's set:
 * the full-text sets: the share of the block's word 4-grams (a block of fewer than four
   words: its whole word sequence) found among the gold text's; 1 from :data:`GOLD_SHARE`
   on, else 0;
-* a labelled block of a comment thread beside an article (feature
-  ``thread_beside_article``) is 0 whatever its set's gold says: the default drops such
-  threads by rule (``scrapy_tagratio.algorithms.tagratio``), and the sets' gold disagrees
-  on them.
+* a block of a comment thread beside an article (feature ``thread_beside_article``) is
+  left unlabelled whatever its set's gold says: the default drops such threads by rule
+  (``scrapy_tagratio.algorithms.tagratio``), so the model never decides them and learns
+  nothing from them (the sets' gold disagrees on them).
 
 Each page weighs one in all (its labelled blocks share the weight by their words), so long
 pages and the largest set do not drown the others. The learner is scikit-learn's
@@ -172,7 +172,7 @@ def page_blocks(page: protocol.ProtocolPage) -> PageBlocks:
     else:
         labels, words = _full_text_labels(texts, record["body"])
         gold = record["body"]
-    labels[(labels >= 0) & (features[:, _BESIDE_ARTICLE] > 0)] = 0
+    labels[features[:, _BESIDE_ARTICLE] > 0] = -1
     weights = np.where(labels >= 0, np.maximum(words, 1.0), 0.0)
     weights /= max(weights.sum(), 1e-9)
     return PageBlocks(

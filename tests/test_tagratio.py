@@ -18,6 +18,7 @@ from scrapy_tagratio.algorithms.tagratio import (
     content_probability,
     hint_flags,
     main_container,
+    named_comments,
 )
 from scrapy_tagratio.algorithms.trees import MODEL_VERSION, load_model
 from scrapy_tagratio.document import Document
@@ -220,6 +221,52 @@ def test_a_thread_beside_an_article_is_dropped_by_rule() -> None:
         assert ("(reader 3)" in text) != flagged
         if flagged:
             assert "Paragraph 7" in text
+
+
+def _named_thread(n: int) -> str:
+    """A comment thread of ``n`` items as WordPress writes it (``ol.commentlist`` of
+    ``li.comment``: a date and a body of unlinked prose each): with a short article
+    beside it, the list is the node of maximal DensitySum."""
+    items = "".join(
+        f"<li class='comment'><div class='k1'><time datetime='2024-01-0{i % 9 + 1}'>January "
+        f"{i + 1}</time></div><p>"
+        + f"I think the wall should have been repaired years ago; the council wasted time on "
+        f"studies and meetings (reader {i}). " * 2
+        + "</p></li>"
+        for i in range(n)
+    )
+    return f"<ol class='commentlist'>{items}</ol>"
+
+
+def test_the_list_holding_a_thread_is_not_the_main_container() -> None:
+    """Beside an article, the list whose items are the comments is no main container
+    (it was, and the thread inside it was kept); alone on a page (a forum) it is, and
+    its posts are kept."""
+    story = "".join(STORY.split("</p>")[:3]) + "</p>"
+    article = "<html><body><div id='page'><article><h1>Council repairs the wall</h1>"
+    beside = article + story + "</article>" + _named_thread(12) + "</div></body></html>"
+    alone = "<html><body><div id='page'>" + _named_thread(12) + "</div></body></html>"
+    for html, is_article in ((beside, True), (alone, False)):
+        doc = Document.from_input(html)
+        nodes = doc.nodes
+        sums = density_sum(nodes, CECTD().densities(nodes))
+        structures = find_structures(doc)
+        densest = int(np.argmax(sums))
+        assert nodes.tag[densest] == "ol"
+        comments = structures.comment_items | named_comments(nodes, structures)
+        assert comments.sum() == 12
+        assert main_container(nodes, sums, structures) == densest
+        assert main_container(nodes, sums, structures, comments) != densest
+        blocks, features, _ = block_features(doc)
+        posts = np.array(["(reader" in t for t in doc.block_texts(blocks)])
+        inside = features[posts, FEATURES.index("inside_main")] > 0
+        beside = features[posts, FEATURES.index("thread_beside_article")] > 0
+        assert (~inside & beside).all() == is_article
+        assert (inside & ~beside).all() != is_article
+        text = extract(html).text
+        assert ("(reader 3)" in text) != is_article
+        if is_article:
+            assert "Paragraph 2" in text
 
 
 @pytest.mark.parametrize(
