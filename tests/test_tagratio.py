@@ -253,7 +253,7 @@ def test_the_list_holding_a_thread_is_not_the_main_container() -> None:
         structures = find_structures(doc)
         densest = int(np.argmax(sums))
         assert nodes.tag[densest] == "ol"
-        comments = structures.comment_items | named_comments(nodes, structures)
+        comments = named_comments(nodes, structures)
         assert comments.sum() == 12
         assert main_container(nodes, sums, structures) == densest
         assert main_container(nodes, sums, structures, comments) != densest

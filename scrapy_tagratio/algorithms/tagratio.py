@@ -198,10 +198,12 @@ def main_container(
     """The node of maximal DensitySum (CETD Definition 3) that is neither inside a comment
     thread or teaser list nor one of their items: on many blog and news pages the thread
     holds the densest node, and the article container must not lose to it. With
-    ``comments`` (boolean per node: the comment items, on a page with an article beside
-    them), neither a node inside one nor a node holding more than half of its text in
-    them can be it either: the list that holds a thread's items is no article. The body
-    when every candidate is excluded."""
+    ``comments`` (boolean per node: the items named as comments, :func:`named_comments`,
+    on a page with an article beside them), neither a node inside one nor a node holding
+    more than half of its text in them can be it either: the list that holds a thread's
+    items is no article. Items the structure test alone calls comments do not count here:
+    on a blog's front page its posts are such items, and their list is the content. The
+    body when every candidate is excluded."""
     excluded = structures.comment | structures.teaser
     if comments is not None and comments.any():
         inside = nodes.with_descendants(comments)
@@ -270,7 +272,7 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
     furniture = under_tag[blocks] | under_hint[blocks]
     has_article = float(length[blocks][prose & ~furniture].sum()) >= ARTICLE_PROSE_CHARS
     if has_article:  # the thread is the discussion of an article: its list is no article
-        beside = main_container(nodes, sums, structures, structures.comment_items | named)
+        beside = main_container(nodes, sums, structures, named)
         if beside != main:
             main = beside
             under_tag, under_hint = furniture_around(main)
