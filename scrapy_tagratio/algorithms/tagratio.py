@@ -193,23 +193,24 @@ MODEL_NAME = "tagratio"
 
 
 def main_container(
-    nodes: NodeTable, sums: np.ndarray, structures: Structures, comments: np.ndarray | None = None
+    nodes: NodeTable, sums: np.ndarray, structures: Structures, items: np.ndarray | None = None
 ) -> int:
     """The node of maximal DensitySum (CETD Definition 3) that is neither inside a comment
     thread or teaser list nor one of their items: on many blog and news pages the thread
     holds the densest node, and the article container must not lose to it. With
-    ``comments`` (boolean per node: the items named as comments, :func:`named_comments`,
-    on a page with an article beside them), neither a node inside one nor a node holding
-    more than half of its text in them can be it either: the list that holds a thread's
-    items is no article. Items the structure test alone calls comments do not count here:
-    on a blog's front page its posts are such items, and their list is the content. The
-    body when every candidate is excluded."""
+    ``items`` (boolean per node: the items named as comments, :func:`named_comments`, and
+    the teaser lists' items, on a page with an article beside them), neither a node
+    inside one nor a node holding more than half of its text in them can be it either:
+    the list that holds a thread's or a teaser list's items is no article (a list of
+    many dense items outweighs the article's paragraphs). Items the structure test alone
+    calls comments do not count here: on a blog's front page its posts are such items,
+    and their list is the content. The body when every candidate is excluded."""
     excluded = structures.comment | structures.teaser
-    if comments is not None and comments.any():
-        inside = nodes.with_descendants(comments)
-        nested = comments & inside[np.maximum(nodes.parent, 0)] & (nodes.parent >= 0)
-        in_comments = nodes.subtree_sum(np.where(comments & ~nested, nodes.chars, 0))
-        excluded = excluded | inside | (2 * in_comments > nodes.chars)
+    if items is not None and items.any():
+        inside = nodes.with_descendants(items)
+        nested = items & inside[np.maximum(nodes.parent, 0)] & (nodes.parent >= 0)
+        in_items = nodes.subtree_sum(np.where(items & ~nested, nodes.chars, 0))
+        excluded = excluded | inside | (2 * in_items > nodes.chars)
     candidates = np.where(excluded, -np.inf, sums)
     return int(np.argmax(candidates)) if not excluded.all() else 0
 
@@ -272,7 +273,7 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
     furniture = under_tag[blocks] | under_hint[blocks]
     has_article = float(length[blocks][prose & ~furniture].sum()) >= ARTICLE_PROSE_CHARS
     if has_article:  # the thread is the discussion of an article: its list is no article
-        beside = main_container(nodes, sums, structures, named)
+        beside = main_container(nodes, sums, structures, named | structures.teaser_items)
         if beside != main:
             main = beside
             under_tag, under_hint = furniture_around(main)
