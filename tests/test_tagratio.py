@@ -269,6 +269,41 @@ def test_the_list_holding_a_thread_is_not_the_main_container() -> None:
             assert "Paragraph 2" in text
 
 
+def test_the_list_holding_a_teaser_list_is_not_the_main_container() -> None:
+    """Beside an article, a long list whose items each link a title to another page (a
+    teaser list by structure: notes, references) is the densest node; the main container
+    is the article's own container, which holds the list, not the list (and not a node
+    of the article, as when every node holding the list was barred)."""
+    notes = "".join(
+        f"<li id='note-{i}'>Harbour Board ({2000 + i}). <a href='https://archive.example/{i}'>"
+        f"Annual report on the sea wall, volume {i}</a>. Port Town: Harbour Press. Retrieved "
+        f"{i % 28 + 1} May 2024.</li>"
+        for i in range(60)
+    )
+    story = "".join(STORY.split("</p>")[:3]) + "</p>"
+    html = (
+        "<html><body><div id='page'><div id='text'><h1>Council repairs the wall</h1>"
+        + story + f"<h2>Notes</h2><ol class='notes'>{notes}</ol></div></div></body></html>"
+    )  # fmt: skip
+    doc = Document.from_input(html)
+    nodes = doc.nodes
+    sums = density_sum(nodes, CECTD().densities(nodes))
+    structures = find_structures(doc)
+    assert structures.teaser_items.sum() == 60
+    densest = int(np.argmax(sums))
+    assert nodes.tag[densest] == "ol"
+    assert main_container(nodes, sums, structures) == densest
+    blocks, features, _ = block_features(doc)
+    texts = doc.block_texts(blocks)
+    paragraphs = np.array([t.startswith("Paragraph") for t in texts])
+    notes_ = np.array(["Retrieved" in t for t in texts])
+    assert (paragraphs.sum(), notes_.sum()) == (3, 60)
+    inside = features[:, FEATURES.index("inside_main")] > 0
+    assert inside[paragraphs | notes_].all()
+    # the main container is the article's container, which holds all of the page's text
+    assert features[0, FEATURES.index("main_share_of_page")] == 1.0
+
+
 @pytest.mark.parametrize(
     ("dataset", "page_id", "kept"),
     [

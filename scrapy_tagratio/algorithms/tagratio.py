@@ -193,7 +193,11 @@ MODEL_NAME = "tagratio"
 
 
 def main_container(
-    nodes: NodeTable, sums: np.ndarray, structures: Structures, items: np.ndarray | None = None
+    nodes: NodeTable,
+    sums: np.ndarray,
+    structures: Structures,
+    items: np.ndarray | None = None,
+    prose: np.ndarray | None = None,
 ) -> int:
     """The node of maximal DensitySum (CETD Definition 3) that is neither inside a comment
     thread or teaser list nor one of their items: on many blog and news pages the thread
@@ -202,15 +206,21 @@ def main_container(
     the teaser lists' items, on a page with an article beside them), neither a node
     inside one nor a node holding more than half of its text in them can be it either:
     the list that holds a thread's or a teaser list's items is no article (a list of
-    many dense items outweighs the article's paragraphs). Items the structure test alone
-    calls comments do not count here: on a blog's front page its posts are such items,
-    and their list is the content. The body when every candidate is excluded."""
+    many dense items outweighs the article's paragraphs), unless it holds article prose
+    too (``prose``: per node, the characters of article prose its own block holds; a
+    node holding :data:`ARTICLE_PROSE_CHARS` of it is the article's container, whatever
+    list follows the story in it). Items the structure test alone calls comments do not
+    count here: on a blog's front page its posts are such items, and their list is the
+    content. The body when every candidate is excluded."""
     excluded = structures.comment | structures.teaser
     if items is not None and items.any():
         inside = nodes.with_descendants(items)
         nested = items & inside[np.maximum(nodes.parent, 0)] & (nodes.parent >= 0)
         in_items = nodes.subtree_sum(np.where(items & ~nested, nodes.chars, 0))
-        excluded = excluded | inside | (2 * in_items > nodes.chars)
+        holds_list = 2 * in_items > nodes.chars
+        if prose is not None:
+            holds_list &= nodes.subtree_sum(prose) < ARTICLE_PROSE_CHARS
+        excluded = excluded | inside | holds_list
     candidates = np.where(excluded, -np.inf, sums)
     return int(np.argmax(candidates)) if not excluded.all() else 0
 
@@ -273,7 +283,10 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
     furniture = under_tag[blocks] | under_hint[blocks]
     has_article = float(length[blocks][prose & ~furniture].sum()) >= ARTICLE_PROSE_CHARS
     if has_article:  # the thread is the discussion of an article: its list is no article
-        beside = main_container(nodes, sums, structures, named | structures.teaser_items)
+        own_prose = np.zeros(n)
+        own_prose[blocks[prose]] = length[blocks[prose]]
+        items = named | structures.teaser_items
+        beside = main_container(nodes, sums, structures, items, own_prose)
         if beside != main:
             main = beside
             under_tag, under_hint = furniture_around(main)
