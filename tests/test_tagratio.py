@@ -269,6 +269,39 @@ def test_the_list_holding_a_thread_is_not_the_main_container() -> None:
             assert "Paragraph 2" in text
 
 
+def test_an_article_whose_container_names_furniture_still_bars_the_thread() -> None:
+    """Blog templates write the author into the post's classes (``post author-matt``):
+    seen from the comment list, the densest node and so the first main container, the
+    article's container is off the main path and its hint names an author box, so its
+    prose looked like furniture, the page had no article, and the thread was kept. Seen
+    from the container outside the thread, the prose is the article's: the thread is
+    beside an article, and dropped."""
+    story = "".join(STORY.split("</p>")[:3]) + "</p>"
+    html = (
+        "<html><body><div id='page'><div class='post author-matt'><h1>Council repairs the "
+        "wall</h1>" + story + "</div>" + _named_thread(12) + "</div></body></html>"
+    )
+    doc = Document.from_input(html)
+    nodes = doc.nodes
+    sums = density_sum(nodes, CECTD().densities(nodes))
+    structures = find_structures(doc)
+    densest = int(np.argmax(sums))
+    assert nodes.tag[densest] == "ol"
+    assert main_container(nodes, sums, structures) == densest
+    post = next(i for i in range(len(nodes)) if nodes.hint[i].startswith("post"))
+    assert hint_flags(nodes)[post]  # "author" names a boilerplate region
+    blocks, features, _ = block_features(doc)
+    texts = doc.block_texts(blocks)
+    posts = np.array(["(reader" in t for t in texts])
+    paragraphs = np.array([t.startswith("Paragraph") for t in texts])
+    assert (posts.sum(), paragraphs.sum()) == (12, 3)
+    assert (features[posts, FEATURES.index("thread_beside_article")] > 0).all()
+    assert (features[paragraphs, FEATURES.index("inside_main")] > 0).all()
+    text = extract(html).text
+    assert "(reader 3)" not in text
+    assert "Paragraph 2" in text
+
+
 def test_the_list_holding_a_teaser_list_is_not_the_main_container() -> None:
     """Beside an article, a long list whose items each link a title to another page (a
     teaser list by structure: notes, references) is the densest node; the main container

@@ -278,13 +278,25 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
         on_text_path = nodes.with_ancestors(length > 0) & ~main_path
         return under_tag, nodes.with_descendants(hint_flags(nodes, where=on_text_path))
 
+    def article_beside(under_tag: np.ndarray, under_hint: np.ndarray) -> bool:
+        """The page holds :data:`ARTICLE_PROSE_CHARS` of article prose outside page
+        furniture (:func:`furniture_around` a main container)."""
+        furniture = under_tag[blocks] | under_hint[blocks]
+        return float(length[blocks][prose & ~furniture].sum()) >= ARTICLE_PROSE_CHARS
+
     main = main_container(nodes, sums, structures)
     under_tag, under_hint = furniture_around(main)
-    furniture = under_tag[blocks] | under_hint[blocks]
-    has_article = float(length[blocks][prose & ~furniture].sum()) >= ARTICLE_PROSE_CHARS
+    has_article = article_beside(under_tag, under_hint)
+    own_prose = np.zeros(n)
+    own_prose[blocks[prose]] = length[blocks[prose]]
+    if not has_article and named.any():
+        # The main container lies in a named thread or is its list: the article's own
+        # container is then off the main path, and its hints (a blog post's "author-x"
+        # or "comments-open" classes) make its prose look like furniture. Seen from the
+        # container outside the thread, the article's prose is the article's.
+        outside = main_container(nodes, sums, structures, named, own_prose)
+        has_article = outside != main and article_beside(*furniture_around(outside))
     if has_article:  # the thread is the discussion of an article: its list is no article
-        own_prose = np.zeros(n)
-        own_prose[blocks[prose]] = length[blocks[prose]]
         items = named | structures.teaser_items
         beside = main_container(nodes, sums, structures, items, own_prose)
         if beside != main:
