@@ -19,6 +19,7 @@ from scrapy_tagratio.algorithms.tagratio import (
     hint_flags,
     main_container,
     named_comments,
+    sections_parent,
 )
 from scrapy_tagratio.algorithms.trees import MODEL_VERSION, load_model
 from scrapy_tagratio.document import Document
@@ -300,6 +301,48 @@ def test_an_article_whose_container_names_furniture_still_bars_the_thread() -> N
     text = extract(html).text
     assert "(reader 3)" not in text
     assert "Paragraph 2" in text
+
+
+def _sections(counts: tuple[int, ...], sidebar: str = "") -> str:
+    """A page whose text is split into sibling ``div.section`` elements (a heading and
+    ``counts[k]`` paragraphs of :data:`STORY` each), ``sidebar`` after them."""
+    paragraphs = STORY.split("</p>")
+    parts = "".join(
+        f"<div class='section'><h2>Part {k}</h2>" + "</p>".join(paragraphs[:count]) + "</p></div>"
+        for k, count in enumerate(counts)
+    )
+    return f"<html><body><div id='page'>{parts}{sidebar}</div></body></html>"
+
+
+def test_a_text_split_into_sections_is_one_main_container() -> None:
+    """The densest node is one section of a text split into sibling sections; its parent,
+    which holds them all, becomes the main container, so the other sections are no
+    longer "before" or "after" it. A sibling named as furniture (a sidebar column as
+    dense as the text) or one much less dense than the densest section leaves the main
+    container as it was."""
+    doc = Document.from_input(_sections((3, 4, 3)))
+    nodes = doc.nodes
+    sums = density_sum(nodes, CECTD().densities(nodes))
+    none = np.zeros(len(nodes), dtype=bool)
+    densest = int(np.argmax(sums))
+    assert nodes.hint[densest].split() == ["section"]
+    page = int(nodes.parent[densest])
+    assert nodes.hint[page].split() == ["page"]
+    assert sections_parent(nodes, sums, densest, none) == page
+    blocks, features, _ = block_features(doc)
+    paragraphs = np.array([t.startswith("Paragraph") for t in doc.block_texts(blocks)])
+    assert paragraphs.sum() == 10
+    assert (features[paragraphs, FEATURES.index("inside_main")] > 0).all()
+    assert not (features[paragraphs, FEATURES.index("after_main")] > 0).any()
+
+    sidebar = "<div class='sidebar'>" + "</p>".join(STORY.split("</p>")[:4]) + "</p></div>"
+    for html in (_sections((4,), sidebar), _sections((6, 1))):
+        doc = Document.from_input(html)
+        nodes = doc.nodes
+        sums = density_sum(nodes, CECTD().densities(nodes))
+        densest = int(np.argmax(sums))
+        assert nodes.hint[densest].split() == ["section"]
+        assert sections_parent(nodes, sums, densest, np.zeros(len(nodes), dtype=bool)) == densest
 
 
 def test_the_list_holding_a_teaser_list_is_not_the_main_container() -> None:

@@ -19,11 +19,12 @@ block* (the nearest block-level element of each piece of text) from:
   layout, :meth:`~scrapy_tagratio.structure.Structures.without_layout`);
 * context: the *main container*, the max-DensitySum node outside every comment thread and
   teaser list (:func:`main_container`: a thread often holds the densest node, and must not
-  become the article); whether the block lies inside it or after its end, its depth below
-  it and its share of the container's text, the container's share of the page, the page's
-  length, and the length and link share of the previous and next blocks. Hints on the
-  path from the body to the main container do not count: a hint on the article's own
-  container (``class="post has-sidebar"``) says nothing about its parts.
+  become the article), or the parent of that node when it is one of sibling sections of
+  one text (:func:`sections_parent`); whether the block lies inside it or after its end,
+  its depth below it and its share of the container's text, the container's share of the
+  page, the page's length, and the length and link share of the previous and next blocks.
+  Hints on the path from the body to the main container do not count: a hint on the
+  article's own container (``class="post has-sidebar"``) says nothing about its parts.
 
 **Comment threads** are decided by a rule, not learned: a thread outside the main
 container, on a page with article prose outside every thread (:data:`ARTICLE_PROSE_CHARS`),
@@ -79,6 +80,7 @@ __all__ = [
     "hint_flags",
     "main_container",
     "named_comments",
+    "sections_parent",
 ]
 
 #: Elements that hold page furniture, not article text.
@@ -120,6 +122,10 @@ BOILERPLATE_HINT = re.compile(rf"\b(?:{_by_first_letter(BOILERPLATE_WORDS)})")
 PROSE_BLOCK_CHARS = 80
 PROSE_LINK_SHARE = 0.3
 ARTICLE_PROSE_CHARS = 300
+#: A sibling of the main container with its tag and at least this share of its DensitySum
+#: is another section of the same text (:func:`sections_parent`). Design constant ("about
+#: as dense"), not fitted.
+SECTION_SHARE = 0.5
 #: Hints that mark the article body itself and overrule the above.
 CONTENT_HINT = re.compile(r"\b(?:article {0,2}body|post content|entry content)\b")
 #: Class/id words that name a comment (template vocabulary, English whatever the page's
@@ -239,6 +245,25 @@ def named_comments(nodes: NodeTable, structures: Structures) -> np.ndarray:
     return flags
 
 
+def sections_parent(nodes: NodeTable, sums: np.ndarray, main: int, excluded: np.ndarray) -> int:
+    """The parent of ``main`` when ``main`` is one section of a text split into sibling
+    sections of its tag (documentation chapters, long reads, a blog's posts): CETD's
+    main container is the single densest node, so the article's other sections lay
+    outside it and after its end. A sibling counts when it has ``main``'s tag, at
+    least :data:`SECTION_SHARE` of its DensitySum (Definition 3), is not ``excluded``
+    (comment threads, teaser lists) and has no hint naming page furniture (a sidebar
+    column beside the article); ``main`` itself otherwise."""
+    parent = int(nodes.parent[main])
+    if parent < 0:
+        return main
+    codes, _ = nodes.tag_codes
+    siblings = (nodes.parent == parent) & (codes == codes[main]) & ~excluded
+    siblings[main] = False
+    siblings &= sums >= SECTION_SHARE * sums[main]
+    siblings &= ~hint_flags(nodes, where=siblings)
+    return parent if siblings.any() and sums[main] > 0 else main
+
+
 def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Features of the page's text blocks.
 
@@ -302,6 +327,11 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
         if beside != main:
             main = beside
             under_tag, under_hint = furniture_around(main)
+    excluded = structures.comment | structures.teaser | nodes.with_descendants(named)
+    sections = sections_parent(nodes, sums, main, excluded)
+    if sections != main:
+        main = sections
+        under_tag, under_hint = furniture_around(main)
     inside = (blocks >= main) & (blocks < nodes.end[main])
     page_chars = max(float(nodes.chars[0]), 1.0)
     main_chars = max(float(nodes.chars[main]), 1.0)
