@@ -23,7 +23,7 @@ from scrapy_tagratio.algorithms.tagratio import (
 )
 from scrapy_tagratio.algorithms.trees import MODEL_VERSION, load_model
 from scrapy_tagratio.document import Document
-from scrapy_tagratio.structure import find_structures
+from scrapy_tagratio.structure import Structures, find_structures
 
 STORY = "".join(
     f"<p>Paragraph {i}: the council met on Tuesday evening and, after a long debate about "
@@ -239,6 +239,14 @@ def _named_thread(n: int) -> str:
     return f"<ol class='commentlist'>{items}</ol>"
 
 
+def _densest(html: str) -> tuple[Document, np.ndarray, Structures, int]:
+    """The page, its nodes' DensitySum (CETD Definition 3), its structures and its node of
+    maximal DensitySum."""
+    doc = Document.from_input(html)
+    sums = density_sum(doc.nodes, CECTD().densities(doc.nodes))
+    return doc, sums, find_structures(doc), int(np.argmax(sums))
+
+
 def test_the_list_holding_a_thread_is_not_the_main_container() -> None:
     """Beside an article, the list whose items are the comments is no main container
     (it was, and the thread inside it was kept); alone on a page (a forum) it is, and
@@ -248,11 +256,8 @@ def test_the_list_holding_a_thread_is_not_the_main_container() -> None:
     beside = article + story + "</article>" + _named_thread(12) + "</div></body></html>"
     alone = "<html><body><div id='page'>" + _named_thread(12) + "</div></body></html>"
     for html, is_article in ((beside, True), (alone, False)):
-        doc = Document.from_input(html)
+        doc, sums, structures, densest = _densest(html)
         nodes = doc.nodes
-        sums = density_sum(nodes, CECTD().densities(nodes))
-        structures = find_structures(doc)
-        densest = int(np.argmax(sums))
         assert nodes.tag[densest] == "ol"
         comments = named_comments(nodes, structures)
         assert comments.sum() == 12
@@ -282,11 +287,8 @@ def test_an_article_whose_container_names_furniture_still_bars_the_thread() -> N
         "<html><body><div id='page'><div class='post author-matt'><h1>Council repairs the "
         "wall</h1>" + story + "</div>" + _named_thread(12) + "</div></body></html>"
     )
-    doc = Document.from_input(html)
+    doc, sums, structures, densest = _densest(html)
     nodes = doc.nodes
-    sums = density_sum(nodes, CECTD().densities(nodes))
-    structures = find_structures(doc)
-    densest = int(np.argmax(sums))
     assert nodes.tag[densest] == "ol"
     assert main_container(nodes, sums, structures) == densest
     post = next(i for i in range(len(nodes)) if nodes.hint[i].startswith("post"))
@@ -320,11 +322,9 @@ def test_a_text_split_into_sections_is_one_main_container() -> None:
     longer "before" or "after" it. A sibling named as furniture (a sidebar column as
     dense as the text) or one much less dense than the densest section leaves the main
     container as it was."""
-    doc = Document.from_input(_sections((3, 4, 3)))
+    doc, sums, _, densest = _densest(_sections((3, 4, 3)))
     nodes = doc.nodes
-    sums = density_sum(nodes, CECTD().densities(nodes))
     none = np.zeros(len(nodes), dtype=bool)
-    densest = int(np.argmax(sums))
     assert nodes.hint[densest].split() == ["section"]
     page = int(nodes.parent[densest])
     assert nodes.hint[page].split() == ["page"]
@@ -337,10 +337,8 @@ def test_a_text_split_into_sections_is_one_main_container() -> None:
 
     sidebar = "<div class='sidebar'>" + "</p>".join(STORY.split("</p>")[:4]) + "</p></div>"
     for html in (_sections((4,), sidebar), _sections((6, 1))):
-        doc = Document.from_input(html)
+        doc, sums, _, densest = _densest(html)
         nodes = doc.nodes
-        sums = density_sum(nodes, CECTD().densities(nodes))
-        densest = int(np.argmax(sums))
         assert nodes.hint[densest].split() == ["section"]
         assert sections_parent(nodes, sums, densest, np.zeros(len(nodes), dtype=bool)) == densest
 
