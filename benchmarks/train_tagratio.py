@@ -13,10 +13,10 @@ page's set:
 * the full-text sets: the share of the block's word 4-grams (a block of fewer than four
   words: its whole word sequence) found among the gold text's; 1 from :data:`GOLD_SHARE`
   on, else 0;
-* a labelled block of a comment thread beside an article (feature
-  ``thread_beside_article``) is 0 whatever its set's gold says: the default drops such
-  threads by rule (``scrapy_tagratio.algorithms.tagratio``), and the sets' gold disagrees
-  on them.
+* a block of a comment thread beside an article (feature ``thread_beside_article``) is
+  left unlabelled whatever its set's gold says: the default drops such threads by rule
+  (``scrapy_tagratio.algorithms.tagratio``), so the model never decides them and learns
+  nothing from them (the sets' gold disagrees on them).
 
 Each page weighs one in all (its labelled blocks share the weight by their words), so long
 pages and the largest set do not drown the others. The learner is scikit-learn's
@@ -31,9 +31,11 @@ Validation, printed and stored in the model file; every choice inside training f
 * **site-grouped folds** (5): trafilatura-eval's pages scored by models fitted on folds that
   share no site with them;
 * every model's probability cut is chosen on *inner* folds of its own training pages
-  (:data:`INNER`: each training set left out in turn, or K site-grouped folds): the cut of
-  :data:`CUTS` that maximises the mean score over the training sets of the inner folds'
-  out-of-fold predictions; ``--inner 1`` fixes it at 0.5 (smoke runs).
+  (:data:`INNER`: each training set left out in turn, or K site-grouped folds): of the
+  cuts of :data:`CUTS` whose mean score over the training sets of the inner folds'
+  out-of-fold predictions is within :data:`CUT_TOLERANCE` of the best, the one nearest
+  :data:`CUT_PRIOR` (the best alone swung between 0.35 and 0.5 with training sets that
+  differ little, and each set's score with it); ``--inner 1`` fixes it at 0.5 (smoke runs).
 
 Scores here are of the kept blocks' texts joined in document order (close to, not exactly,
 the extractor's text); ``python -m benchmarks.accuracy --loso`` scores the real extractor.
@@ -80,6 +82,7 @@ __all__ = [
     "load_blocks",
     "loso_models",
     "main",
+    "pick_cut",
     "write_loso_models",
 ]
 
@@ -88,8 +91,16 @@ LABEL_SETS: tuple[str, ...] = ("trafilatura", "fundus", "dragnet", "readability"
 SNIPPET_SET = "trafilatura"
 #: A block whose share of word 4-grams found in the gold text reaches this is content.
 GOLD_SHARE = 0.5
-#: Candidate probability cuts, chosen among inside training folds.
-CUTS = (0.35, 0.4, 0.45, 0.5, 0.55, 0.6)
+#: Candidate probability cuts, chosen among inside training folds (a fine grid: the
+#: choice below does not depend on a coarse step landing on a set's peak).
+CUTS = tuple(round(0.3 + 0.025 * i, 3) for i in range(17))  # 0.3 .. 0.7
+#: The cut a model keeps unless its inner folds show a better one: the learner's
+#: log-loss makes 0.5 the cut of its best block accuracy.
+CUT_PRIOR = 0.5
+#: Inner mean scores within this of the best are a tie, broken towards :data:`CUT_PRIOR`
+#: (design constant: the inner mean moves by about this much between training sets that
+#: differ little, and the best cut with it; a tie must not swing the cut).
+CUT_TOLERANCE = 0.003
 #: The inner folds of each model's training pages on which its cut is chosen: ``"sets"``,
 #: one fold per training set left out (the inner choice then mirrors the leave-one-set-out
 #: validation: a cut must hold on a set the model has not seen), or a number of
@@ -172,7 +183,7 @@ def page_blocks(page: protocol.ProtocolPage) -> PageBlocks:
     else:
         labels, words = _full_text_labels(texts, record["body"])
         gold = record["body"]
-    labels[(labels >= 0) & (features[:, _BESIDE_ARTICLE] > 0)] = 0
+    labels[features[:, _BESIDE_ARTICLE] > 0] = -1
     weights = np.where(labels >= 0, np.maximum(words, 1.0), 0.0)
     weights /= max(weights.sum(), 1e-9)
     return PageBlocks(
@@ -362,14 +373,22 @@ def choose_cut(
     means = {
         cut: float(np.mean(list(scores_by_set(pages, probabilities, cut).values()))) for cut in CUTS
     }
-    return max(means, key=means.__getitem__)
+    return pick_cut(means)
+
+
+def pick_cut(means: dict[float, float]) -> float:
+    """Of the cuts whose mean inner score is within :data:`CUT_TOLERANCE` of the best,
+    the one nearest :data:`CUT_PRIOR` (the lower of two as near)."""
+    best = max(means.values())
+    near = [cut for cut, mean in means.items() if mean >= best - CUT_TOLERANCE]
+    return min(near, key=lambda cut: (abs(cut - CUT_PRIOR), cut))
 
 
 def fit_with_cut(
     pages: list[PageBlocks], protocol_pages: Sequence[protocol.ProtocolPage], inner: int | str
 ) -> BoostedTrees:
     """A model of ``pages`` whose cut is chosen on inner folds of the same pages."""
-    cut = 0.5 if inner in (1, "1") else choose_cut(pages, protocol_pages, inner)
+    cut = CUT_PRIOR if inner in (1, "1") else choose_cut(pages, protocol_pages, inner)
     learner = fit(pages)
     trees = export(learner)
     sample = np.vstack([p.features for p in pages[:20]]).astype(np.float64)
@@ -396,7 +415,7 @@ def loso_models(
 def _run_tag(pages: Sequence[PageBlocks], inner: int | str) -> str:
     """Names the cached results of a training run: its data (the blocks' features and
     labels: the package's code reaches the models through them), learner and choices."""
-    key = repr((_fingerprint(pages), PARAMS, CUTS, inner))
+    key = repr((_fingerprint(pages), PARAMS, CUTS, CUT_PRIOR, CUT_TOLERANCE, inner))
     return hashlib.sha1(key.encode()).hexdigest()[:12]
 
 

@@ -18,10 +18,12 @@ from scrapy_tagratio.algorithms.tagratio import (
     content_probability,
     hint_flags,
     main_container,
+    named_comments,
+    sections_parent,
 )
 from scrapy_tagratio.algorithms.trees import MODEL_VERSION, load_model
 from scrapy_tagratio.document import Document
-from scrapy_tagratio.structure import find_structures
+from scrapy_tagratio.structure import Structures, find_structures
 
 STORY = "".join(
     f"<p>Paragraph {i}: the council met on Tuesday evening and, after a long debate about "
@@ -220,6 +222,160 @@ def test_a_thread_beside_an_article_is_dropped_by_rule() -> None:
         assert ("(reader 3)" in text) != flagged
         if flagged:
             assert "Paragraph 7" in text
+
+
+def _named_thread(n: int) -> str:
+    """A comment thread of ``n`` items as WordPress writes it (``ol.commentlist`` of
+    ``li.comment``: a date and a body of unlinked prose each): with a short article
+    beside it, the list is the node of maximal DensitySum."""
+    items = "".join(
+        f"<li class='comment'><div class='k1'><time datetime='2024-01-0{i % 9 + 1}'>January "
+        f"{i + 1}</time></div><p>"
+        + f"I think the wall should have been repaired years ago; the council wasted time on "
+        f"studies and meetings (reader {i}). " * 2
+        + "</p></li>"
+        for i in range(n)
+    )
+    return f"<ol class='commentlist'>{items}</ol>"
+
+
+def _densest(html: str) -> tuple[Document, np.ndarray, Structures, int]:
+    """The page, its nodes' DensitySum (CETD Definition 3), its structures and its node of
+    maximal DensitySum."""
+    doc = Document.from_input(html)
+    sums = density_sum(doc.nodes, CECTD().densities(doc.nodes))
+    return doc, sums, find_structures(doc), int(np.argmax(sums))
+
+
+def test_the_list_holding_a_thread_is_not_the_main_container() -> None:
+    """Beside an article, the list whose items are the comments is no main container
+    (it was, and the thread inside it was kept); alone on a page (a forum) it is, and
+    its posts are kept."""
+    story = "".join(STORY.split("</p>")[:3]) + "</p>"
+    article = "<html><body><div id='page'><article><h1>Council repairs the wall</h1>"
+    beside = article + story + "</article>" + _named_thread(12) + "</div></body></html>"
+    alone = "<html><body><div id='page'>" + _named_thread(12) + "</div></body></html>"
+    for html, is_article in ((beside, True), (alone, False)):
+        doc, sums, structures, densest = _densest(html)
+        nodes = doc.nodes
+        assert nodes.tag[densest] == "ol"
+        comments = named_comments(nodes, structures)
+        assert comments.sum() == 12
+        assert main_container(nodes, sums, structures) == densest
+        assert main_container(nodes, sums, structures, comments) != densest
+        blocks, features, _ = block_features(doc)
+        posts = np.array(["(reader" in t for t in doc.block_texts(blocks)])
+        inside = features[posts, FEATURES.index("inside_main")] > 0
+        beside = features[posts, FEATURES.index("thread_beside_article")] > 0
+        assert (~inside & beside).all() == is_article
+        assert (inside & ~beside).all() != is_article
+        text = extract(html).text
+        assert ("(reader 3)" in text) != is_article
+        if is_article:
+            assert "Paragraph 2" in text
+
+
+def test_an_article_whose_container_names_furniture_still_bars_the_thread() -> None:
+    """Blog templates write the author into the post's classes (``post author-matt``):
+    seen from the comment list, the densest node and so the first main container, the
+    article's container is off the main path and its hint names an author box, so its
+    prose looked like furniture, the page had no article, and the thread was kept. Seen
+    from the container outside the thread, the prose is the article's: the thread is
+    beside an article, and dropped."""
+    story = "".join(STORY.split("</p>")[:3]) + "</p>"
+    html = (
+        "<html><body><div id='page'><div class='post author-matt'><h1>Council repairs the "
+        "wall</h1>" + story + "</div>" + _named_thread(12) + "</div></body></html>"
+    )
+    doc, sums, structures, densest = _densest(html)
+    nodes = doc.nodes
+    assert nodes.tag[densest] == "ol"
+    assert main_container(nodes, sums, structures) == densest
+    post = next(i for i in range(len(nodes)) if nodes.hint[i].startswith("post"))
+    assert hint_flags(nodes)[post]  # "author" names a boilerplate region
+    blocks, features, _ = block_features(doc)
+    texts = doc.block_texts(blocks)
+    posts = np.array(["(reader" in t for t in texts])
+    paragraphs = np.array([t.startswith("Paragraph") for t in texts])
+    assert (posts.sum(), paragraphs.sum()) == (12, 3)
+    assert (features[posts, FEATURES.index("thread_beside_article")] > 0).all()
+    assert (features[paragraphs, FEATURES.index("inside_main")] > 0).all()
+    text = extract(html).text
+    assert "(reader 3)" not in text
+    assert "Paragraph 2" in text
+
+
+def _sections(counts: tuple[int, ...], sidebar: str = "") -> str:
+    """A page whose text is split into sibling ``div.section`` elements (a heading and
+    ``counts[k]`` paragraphs of :data:`STORY` each), ``sidebar`` after them."""
+    paragraphs = STORY.split("</p>")
+    parts = "".join(
+        f"<div class='section'><h2>Part {k}</h2>" + "</p>".join(paragraphs[:count]) + "</p></div>"
+        for k, count in enumerate(counts)
+    )
+    return f"<html><body><div id='page'>{parts}{sidebar}</div></body></html>"
+
+
+def test_a_text_split_into_sections_is_one_main_container() -> None:
+    """The densest node is one section of a text split into sibling sections; its parent,
+    which holds them all, becomes the main container, so the other sections are no
+    longer "before" or "after" it. A sibling named as furniture (a sidebar column as
+    dense as the text) or one much less dense than the densest section leaves the main
+    container as it was."""
+    doc, sums, _, densest = _densest(_sections((3, 4, 3)))
+    nodes = doc.nodes
+    none = np.zeros(len(nodes), dtype=bool)
+    assert nodes.hint[densest].split() == ["section"]
+    page = int(nodes.parent[densest])
+    assert nodes.hint[page].split() == ["page"]
+    assert sections_parent(nodes, sums, densest, none) == page
+    blocks, features, _ = block_features(doc)
+    paragraphs = np.array([t.startswith("Paragraph") for t in doc.block_texts(blocks)])
+    assert paragraphs.sum() == 10
+    assert (features[paragraphs, FEATURES.index("inside_main")] > 0).all()
+    assert not (features[paragraphs, FEATURES.index("after_main")] > 0).any()
+
+    sidebar = "<div class='sidebar'>" + "</p>".join(STORY.split("</p>")[:4]) + "</p></div>"
+    for html in (_sections((4,), sidebar), _sections((6, 1))):
+        doc, sums, _, densest = _densest(html)
+        nodes = doc.nodes
+        assert nodes.hint[densest].split() == ["section"]
+        assert sections_parent(nodes, sums, densest, np.zeros(len(nodes), dtype=bool)) == densest
+
+
+def test_the_list_holding_a_teaser_list_is_not_the_main_container() -> None:
+    """Beside an article, a long list whose items each link a title to another page (a
+    teaser list by structure: notes, references) is the densest node; the main container
+    is the article's own container, which holds the list, not the list (and not a node
+    of the article, as when every node holding the list was barred)."""
+    notes = "".join(
+        f"<li id='note-{i}'>Harbour Board ({2000 + i}). <a href='https://archive.example/{i}'>"
+        f"Annual report on the sea wall, volume {i}</a>. Port Town: Harbour Press. Retrieved "
+        f"{i % 28 + 1} May 2024.</li>"
+        for i in range(60)
+    )
+    story = "".join(STORY.split("</p>")[:3]) + "</p>"
+    html = (
+        "<html><body><div id='page'><div id='text'><h1>Council repairs the wall</h1>"
+        + story + f"<h2>Notes</h2><ol class='notes'>{notes}</ol></div></div></body></html>"
+    )  # fmt: skip
+    doc = Document.from_input(html)
+    nodes = doc.nodes
+    sums = density_sum(nodes, CECTD().densities(nodes))
+    structures = find_structures(doc)
+    assert structures.teaser_items.sum() == 60
+    densest = int(np.argmax(sums))
+    assert nodes.tag[densest] == "ol"
+    assert main_container(nodes, sums, structures) == densest
+    blocks, features, _ = block_features(doc)
+    texts = doc.block_texts(blocks)
+    paragraphs = np.array([t.startswith("Paragraph") for t in texts])
+    notes_ = np.array(["Retrieved" in t for t in texts])
+    assert (paragraphs.sum(), notes_.sum()) == (3, 60)
+    inside = features[:, FEATURES.index("inside_main")] > 0
+    assert inside[paragraphs | notes_].all()
+    # the main container is the article's container, which holds all of the page's text
+    assert features[0, FEATURES.index("main_share_of_page")] == 1.0
 
 
 @pytest.mark.parametrize(

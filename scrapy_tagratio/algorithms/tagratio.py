@@ -19,11 +19,12 @@ block* (the nearest block-level element of each piece of text) from:
   layout, :meth:`~scrapy_tagratio.structure.Structures.without_layout`);
 * context: the *main container*, the max-DensitySum node outside every comment thread and
   teaser list (:func:`main_container`: a thread often holds the densest node, and must not
-  become the article); whether the block lies inside it or after its end, its depth below
-  it and its share of the container's text, the container's share of the page, the page's
-  length, and the length and link share of the previous and next blocks. Hints on the
-  path from the body to the main container do not count: a hint on the article's own
-  container (``class="post has-sidebar"``) says nothing about its parts.
+  become the article), or the parent of that node when it is one of sibling sections of
+  one text (:func:`sections_parent`); whether the block lies inside it or after its end,
+  its depth below it and its share of the container's text, the container's share of the
+  page, the page's length, and the length and link share of the previous and next blocks.
+  Hints on the path from the body to the main container do not count: a hint on the
+  article's own container (``class="post has-sidebar"``) says nothing about its parts.
 
 **Comment threads** are decided by a rule, not learned: a thread outside the main
 container, on a page with article prose outside every thread (:data:`ARTICLE_PROSE_CHARS`),
@@ -32,7 +33,12 @@ is the discussion *of* an article and is dropped; a thread that is the page's ma
 the model. The development sets' gold disagrees here (dragnet-dev and readability-dev drop
 such threads, trafilatura-eval keeps them on forums and some blogs), so a learner fitted on
 some sets learns to keep the comments others drop; the rule makes the choice once, and the
-training script labels those blocks by it (``benchmarks/train_tagratio.py``).
+training script leaves those blocks out (``benchmarks/train_tagratio.py``). A thread is
+what the structure test finds, or repeated items whose class or id names a comment
+(:data:`COMMENT_HINT`: the structure test misses threads whose items lack a meta block);
+beside an article, the list holding a thread's items cannot be the main container either
+(it is often the densest node, and the rule above only drops what lies outside the main
+container).
 
 Gradient-boosted trees (:mod:`.trees`) turn these into the probability that the block is
 main content; blocks at or above the model's cut are kept. The model is data: the file
@@ -73,6 +79,8 @@ __all__ = [
     "content_probability",
     "hint_flags",
     "main_container",
+    "named_comments",
+    "sections_parent",
 ]
 
 #: Elements that hold page furniture, not article text.
@@ -114,8 +122,17 @@ BOILERPLATE_HINT = re.compile(rf"\b(?:{_by_first_letter(BOILERPLATE_WORDS)})")
 PROSE_BLOCK_CHARS = 80
 PROSE_LINK_SHARE = 0.3
 ARTICLE_PROSE_CHARS = 300
+#: A sibling of the main container with its tag and at least this share of its DensitySum
+#: is another section of the same text (:func:`sections_parent`). Design constant ("about
+#: as dense"), not fitted.
+SECTION_SHARE = 0.5
 #: Hints that mark the article body itself and overrule the above.
 CONTENT_HINT = re.compile(r"\b(?:article {0,2}body|post content|entry content)\b")
+#: Class/id words that name a comment (template vocabulary, English whatever the page's
+#: language): a repeated item (:attr:`~scrapy_tagratio.structure.Structures.repeated`)
+#: so named counts as a comment of a thread even where the structure test misses it
+#: (a thread whose items have no meta block, or whose replies nest the bodies).
+COMMENT_HINT = re.compile(r"\b(?:comment|repl(?:y|ies)\b|disqus)")
 
 
 @lru_cache(maxsize=1 << 16)
@@ -181,14 +198,70 @@ FEATURES = (
 MODEL_NAME = "tagratio"
 
 
-def main_container(nodes: NodeTable, sums: np.ndarray, structures: Structures) -> int:
+def main_container(
+    nodes: NodeTable,
+    sums: np.ndarray,
+    structures: Structures,
+    items: np.ndarray | None = None,
+    prose: np.ndarray | None = None,
+) -> int:
     """The node of maximal DensitySum (CETD Definition 3) that is neither inside a comment
     thread or teaser list nor one of their items: on many blog and news pages the thread
-    holds the densest node, and the article container must not lose to it. The body when
-    every candidate is excluded."""
+    holds the densest node, and the article container must not lose to it. With
+    ``items`` (boolean per node: the items named as comments, :func:`named_comments`, and
+    the teaser lists' items, on a page with an article beside them), neither a node
+    inside one nor a node holding more than half of its text in them can be it either:
+    the list that holds a thread's or a teaser list's items is no article (a list of
+    many dense items outweighs the article's paragraphs), unless it holds article prose
+    too (``prose``: per node, the characters of article prose its own block holds; a
+    node holding :data:`ARTICLE_PROSE_CHARS` of it is the article's container, whatever
+    list follows the story in it). Items the structure test alone calls comments do not
+    count here: on a blog's front page its posts are such items, and their list is the
+    content. The body when every candidate is excluded."""
     excluded = structures.comment | structures.teaser
+    if items is not None and items.any():
+        inside = nodes.with_descendants(items)
+        nested = items & inside[np.maximum(nodes.parent, 0)] & (nodes.parent >= 0)
+        in_items = nodes.subtree_sum(np.where(items & ~nested, nodes.chars, 0))
+        holds_list = 2 * in_items > nodes.chars
+        if prose is not None:
+            holds_list &= nodes.subtree_sum(prose) < ARTICLE_PROSE_CHARS
+        excluded = excluded | inside | holds_list
     candidates = np.where(excluded, -np.inf, sums)
     return int(np.argmax(candidates)) if not excluded.all() else 0
+
+
+def named_comments(nodes: NodeTable, structures: Structures) -> np.ndarray:
+    """Boolean per node: a repeated item whose class or id names a comment
+    (:data:`COMMENT_HINT`)."""
+    items = np.flatnonzero(structures.repeated)
+    hints = [nodes.hint[i] for i in items.tolist()]
+    named = {
+        h: COMMENT_HINT.search(h.replace("-", " ").replace("_", " ")) is not None
+        for h in dict.fromkeys(hints)
+    }
+    flags = np.zeros(len(nodes), dtype=bool)
+    flags[items] = np.fromiter(map(named.__getitem__, hints), bool, len(hints))
+    return flags
+
+
+def sections_parent(nodes: NodeTable, sums: np.ndarray, main: int, excluded: np.ndarray) -> int:
+    """The parent of ``main`` when ``main`` is one section of a text split into sibling
+    sections of its tag (documentation chapters, long reads, a blog's posts): CETD's
+    main container is the single densest node, so the article's other sections lay
+    outside it and after its end. A sibling counts when it has ``main``'s tag, at
+    least :data:`SECTION_SHARE` of its DensitySum (Definition 3), is not ``excluded``
+    (comment threads, teaser lists) and has no hint naming page furniture (a sidebar
+    column beside the article); ``main`` itself otherwise."""
+    parent = int(nodes.parent[main])
+    if parent < 0:
+        return main
+    codes, _ = nodes.tag_codes
+    siblings = (nodes.parent == parent) & (codes == codes[main]) & ~excluded
+    siblings[main] = False
+    siblings &= sums >= SECTION_SHARE * sums[main]
+    siblings &= ~hint_flags(nodes, where=siblings)
+    return parent if siblings.any() and sums[main] > 0 else main
 
 
 def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -205,28 +278,61 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
     by_cectd = nodes.with_descendants(marked)
     sums = density_sum(nodes, density)
     structures = find_structures(document).without_layout(nodes)
-    main = main_container(nodes, sums, structures)
-    main_path = nodes.ancestors_or_self(main)
-    under_tag = nodes.with_descendants(nodes.tag_mask(BOILERPLATE_TAGS) & ~main_path)
+    named = named_comments(nodes, structures)
+    threads = structures.comment | nodes.with_descendants(named)
     owner = nodes.block
     length = nodes.block_chars
-    # Only the text blocks' flags are read, and a block is under a hint exactly when one
-    # of its ancestors-or-self off the main path has it: the other nodes' hints are not
-    # read (about two in five of a page's distinct hints).
-    on_text_path = nodes.with_ancestors(length > 0) & ~main_path
-    under_hint = nodes.with_descendants(hint_flags(nodes, where=on_text_path))
     link_length = nodes.block_link_chars
     blocks = np.flatnonzero(length > 0)
     parents = np.maximum(nodes.parent[blocks], 0)
     log_density = np.log1p(np.maximum(density[blocks], 0.0))
     log_length = np.log1p(length[blocks])
     link_share = link_length[blocks] / np.maximum(length[blocks], 1)
-    inside = (blocks >= main) & (blocks < nodes.end[main])
-    in_thread = structures.comment[blocks]
-    furniture = under_tag[blocks] | under_hint[blocks]
+    in_thread = threads[blocks]
+    # Article prose: long, unlinked blocks outside threads, teaser lists and furniture.
     prose = (length[blocks] >= PROSE_BLOCK_CHARS) & (link_share < PROSE_LINK_SHARE)
-    prose &= ~(in_thread | structures.teaser[blocks] | furniture)
-    has_article = float(length[blocks][prose].sum()) >= ARTICLE_PROSE_CHARS
+    prose &= ~(in_thread | structures.teaser[blocks])
+
+    def furniture_around(main: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per node, under a furniture tag / a boilerplate hint off ``main``'s path.
+        Only the text blocks' flags are read, and a block is under a hint exactly when
+        one of its ancestors-or-self off the main path has it: the other nodes' hints
+        are not read (about two in five of a page's distinct hints)."""
+        main_path = nodes.ancestors_or_self(main)
+        under_tag = nodes.with_descendants(nodes.tag_mask(BOILERPLATE_TAGS) & ~main_path)
+        on_text_path = nodes.with_ancestors(length > 0) & ~main_path
+        return under_tag, nodes.with_descendants(hint_flags(nodes, where=on_text_path))
+
+    def article_beside(under_tag: np.ndarray, under_hint: np.ndarray) -> bool:
+        """The page holds :data:`ARTICLE_PROSE_CHARS` of article prose outside page
+        furniture (:func:`furniture_around` a main container)."""
+        furniture = under_tag[blocks] | under_hint[blocks]
+        return float(length[blocks][prose & ~furniture].sum()) >= ARTICLE_PROSE_CHARS
+
+    main = main_container(nodes, sums, structures)
+    under_tag, under_hint = furniture_around(main)
+    has_article = article_beside(under_tag, under_hint)
+    own_prose = np.zeros(n)
+    own_prose[blocks[prose]] = length[blocks[prose]]
+    if not has_article and named.any():
+        # The main container lies in a named thread or is its list: the article's own
+        # container is then off the main path, and its hints (a blog post's "author-x"
+        # or "comments-open" classes) make its prose look like furniture. Seen from the
+        # container outside the thread, the article's prose is the article's.
+        outside = main_container(nodes, sums, structures, named, own_prose)
+        has_article = outside != main and article_beside(*furniture_around(outside))
+    if has_article:  # the thread is the discussion of an article: its list is no article
+        items = named | structures.teaser_items
+        beside = main_container(nodes, sums, structures, items, own_prose)
+        if beside != main:
+            main = beside
+            under_tag, under_hint = furniture_around(main)
+    excluded = structures.comment | structures.teaser | nodes.with_descendants(named)
+    sections = sections_parent(nodes, sums, main, excluded)
+    if sections != main:
+        main = sections
+        under_tag, under_hint = furniture_around(main)
+    inside = (blocks >= main) & (blocks < nodes.end[main])
     page_chars = max(float(nodes.chars[0]), 1.0)
     main_chars = max(float(nodes.chars[main]), 1.0)
     previous = lambda values: np.concatenate(([0.0], values))[:-1]  # noqa: E731
@@ -245,7 +351,7 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
             nodes.tag_mask(("td", "th"))[blocks],
             under_tag[blocks],
             under_hint[blocks],
-            structures.comment[blocks],
+            in_thread,
             structures.teaser[blocks],
             nodes.with_descendants(structures.repeated)[blocks],
             in_thread & ~inside & has_article,
