@@ -368,9 +368,9 @@ class PageEvidence(TeaserEvidence):
             "free_prose": log1p(self.free_prose / LONG_PARAGRAPH),
             "list_items": log1p(self.list_items),
             "list_share": self.list_share,
-            "priced_share": self.priced_share,
             "list_over_prose": self.list_over_prose,
             "prose_block_share": self.prose_block_share,
+            "priced_share": self.priced_share,
             "prose_paragraphs": log1p(self.prose_paragraphs),
             "prose_share": self.prose_share,
             "prose_block": log1p(self.prose_block / LONG_PARAGRAPH),
@@ -650,22 +650,28 @@ def _priced(
     prices without pictures (a list of deals in its text), and a product page shows its
     own price and a rail of related products that holds little of its text.
 
-    Only the text of pictured items in groups that could qualify is read (most pages have
-    none)."""
+    Text is read only for the pictured items of groups that could qualify (most pages
+    have none), and a group's reading stops once too few of them are left to qualify (a
+    gallery or a news front with pictures holds no price)."""
     if items.size < PRICED_ITEMS:
+        return items[:0]
+    pictured = page.holds_picture(items)
+    if np.count_nonzero(pictured) < PRICED_ITEMS:
         return items[:0]
     number = found.group[items]
     size = np.bincount(number)
-    pictured = page.holds_picture(items)
     enough = np.maximum(PRICED_SHARE * size, PRICED_ITEMS)
-    candidate = (
-        pictured & (np.bincount(number, weights=pictured, minlength=size.size) >= enough)[number]
-    )
-    if not np.count_nonzero(candidate):
-        return items[:0]
+    spare = np.bincount(number, weights=pictured, minlength=size.size) - enough
     priced = np.zeros(items.size, dtype=bool)
-    for k in candidate.nonzero()[0].tolist():
-        priced[k] = _PRICE.search(document.raw_text(int(items[k]))) is not None
+    for group in (spare >= 0).nonzero()[0].tolist():
+        misses, allowed = 0, spare[group]
+        for k in (pictured & (number == group)).nonzero()[0].tolist():
+            if _PRICE.search(document.raw_text(int(items[k]))) is not None:
+                priced[k] = True
+                continue
+            misses += 1
+            if misses > allowed:  # the group cannot qualify: its flags are not read
+                break
     kept = np.bincount(number, weights=priced, minlength=size.size) >= enough
     return items[priced & kept[number]]
 
