@@ -326,11 +326,14 @@ def combined(data: Data, train: np.ndarray, test: np.ndarray) -> np.ndarray:
 
 def shipped(data: Data, train: np.ndarray, test: np.ndarray) -> np.ndarray:
     """The shipped detector's verdicts as it gave them with and without the URL; with no
-    URL evidence (no detector call reads a page so), its model's on those features."""
+    URL evidence (no detector call reads a page so), its model's on its own features
+    (``--features`` may name others)."""
     out = np.empty((len(MODES), test.size, 2))
     for mode in (0, 1):
         out[mode, :, :] = [data.records[i].shipped[mode] for i in test]  # type: ignore[index]
-    out[2, :, 0], out[2, :, 1] = shipped_model().judge(data.no_url[test])
+    model = shipped_model()
+    rows = matrix([data.records[i] for i in test.tolist()], model.features, MODES[2])
+    out[2, :, 0], out[2, :, 1] = model.judge(rows)
     return out
 
 

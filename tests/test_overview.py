@@ -498,6 +498,25 @@ def test_the_benchmark_fits_every_page_in_three_url_modes(tmp_path: Path) -> Non
     assert truth.tolist() == [False, False, False]
 
 
+def test_the_benchmarks_shipped_scores_do_not_depend_on_the_features_under_test(
+    tmp_path: Path,
+) -> None:
+    """With ``--features`` other than the shipped model's, the benchmark still scores the
+    shipped model with no URL evidence on the shipped model's own features: as the
+    detector scores a page given without a URL that declares no address."""
+    from benchmarks import overview as bench
+    from benchmarks.protocol import ProtocolPage
+
+    path = tmp_path / "page.html.gz"
+    path.write_bytes(gzip.compress(article_page().encode()))
+    page = ProtocolPage("dev/1", path, None, "example.com", "content", (("dev", "1"),))
+    data = bench.Data.of(bench.collect([page]), ("url_home", "url_article"))
+    out = bench.shipped(data, np.arange(0), np.arange(1))
+    document = Document.from_input(article_page())
+    labelled = get_algorithm(DEFAULT_ALGORITHM)().run(document)
+    assert out[2, 0, 0] == pytest.approx(OverviewDetector().detect(document, labelled).score)
+
+
 # ---------------------------------------------------------------------- the verdict
 def test_verdicts_and_reasons() -> None:
     front = extract(front_page())
