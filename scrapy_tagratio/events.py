@@ -237,7 +237,7 @@ class _Recorder:
         self.texts: list[str] = []
         self.attributed: list[int] = []  # elements with attributes not read yet
         self.attribs: list[Any] = []
-        self.hinted = array("q")  # elements with attributes, and their hints
+        self.hinted = array("i")  # elements with attributes (int32), and their hints
         self.hints: list[str] = []
         self.found = PageAttributes()
         self.in_code = False
@@ -332,17 +332,18 @@ class _Recorder:
         tags = self.tags
         events = np.frombuffer(self.events, dtype=np.int8) if self.events else np.zeros(0, np.int8)
         texts = self.texts
-        if self.shape is not None:
-            shape = tuple(np.frombuffer(part, dtype=np.int32) for part in self.shape)
+        if self.shape is not None:  # given only for a page without text outside elements
+            parent, depth, end, nodes, pieces = (
+                np.frombuffer(part, dtype=np.int32) for part in self.shape
+            )
         else:
-            shape = _shape(events)
-        parent, depth, end, nodes, pieces = shape
-        outside = np.flatnonzero((nodes < 0) & (events == EVENT_TEXT))
-        if outside.size:  # white space between roots (after "</html>"): see _drop_texts
-            events, texts = _drop_texts(events, texts, pieces, outside)
             parent, depth, end, nodes, pieces = _shape(events)
+            outside = np.flatnonzero((nodes < 0) & (events == EVENT_TEXT))
+            if outside.size:  # white space between roots (after "</html>"): see _drop_texts
+                events, texts = _drop_texts(events, texts, pieces, outside)
+                parent, depth, end, nodes, pieces = _shape(events)
         hints = np.full(len(tags), "", dtype=object)
-        hints[np.frombuffer(self.hinted, dtype=np.int64)] = self.hints
+        hints[np.frombuffer(self.hinted, dtype=np.int32)] = self.hints
         return PageEvents(
             tags=tags,
             parent=parent,
