@@ -28,8 +28,8 @@ from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t, uintptr_t
 from cpython.unicode cimport (
-    Py_UNICODE_ISSPACE, PyUnicode_DATA, PyUnicode_DecodeUTF8, PyUnicode_KIND, PyUnicode_New,
-    PyUnicode_WRITE,
+    Py_UNICODE_ISSPACE, PyUnicode_1BYTE_DATA, PyUnicode_1BYTE_KIND, PyUnicode_DATA,
+    PyUnicode_DecodeUTF8, PyUnicode_KIND, PyUnicode_New, PyUnicode_WRITE,
 )
 from libc.string cimport memcmp, memcpy, strlen
 
@@ -663,29 +663,45 @@ def walk(
     return deepest
 
 
+#: Per character below 256, whether it is white space to ``str.split``.
+cdef bint _SPACE_UCS1[256]
+for _ch in range(256):
+    _SPACE_UCS1[_ch] = Py_UNICODE_ISSPACE(_ch)
+
+
+cdef Py_ssize_t _collapsed_length(str text):
+    """``len(" ".join(text.split()))``: the characters that are not white space, and one
+    space between each two words. Strings of one byte per character (most runs, and
+    the white space between tags) are read through a table."""
+    cdef Py_ssize_t n = len(text), i, count = 0, words = 0
+    cdef const uint8_t* chars
+    cdef bint space = True, here
+    cdef Py_UCS4 ch
+    if PyUnicode_KIND(text) == PyUnicode_1BYTE_KIND:
+        chars = <const uint8_t*>PyUnicode_1BYTE_DATA(text)
+        for i in range(n):
+            here = _SPACE_UCS1[chars[i]]
+            words += space and not here
+            count += not here
+            space = here
+    else:
+        for ch in text:
+            here = Py_UNICODE_ISSPACE(ch)
+            words += space and not here
+            count += not here
+            space = here
+    return count + words - 1 if words else 0
+
+
 def collapsed_lengths(list texts, list pieces):
     """Per index in ``pieces``, ``len(" ".join(texts[i].split()))``: the characters of
     that run of text with its white space collapsed and stripped, counted in C
     (``str.split``'s white space is ``Py_UNICODE_ISSPACE``), as the bytes of int64s."""
-    cdef Py_ssize_t n = len(pieces), i, count
+    cdef Py_ssize_t n = len(pieces), i
     cdef bytearray out = PyByteArray_FromStringAndSize(NULL, n * sizeof(int64_t))
     cdef int64_t* lengths = <int64_t*>PyByteArray_AS_STRING(out)
-    cdef bint in_word
-    cdef Py_UCS4 ch
-    cdef str text
     for i in range(n):
-        text = <str>texts[<Py_ssize_t>pieces[i]]
-        count = 0
-        in_word = False
-        for ch in text:
-            if Py_UNICODE_ISSPACE(ch):
-                in_word = False
-            else:
-                if not in_word and count:
-                    count += 1  # the one space between two words
-                in_word = True
-                count += 1
-        lengths[i] = count
+        lengths[i] = _collapsed_length(<str>texts[<Py_ssize_t>pieces[i]])
     return out
 
 
