@@ -29,7 +29,6 @@ from __future__ import annotations
 import importlib
 import os
 import re
-import threading
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -84,9 +83,6 @@ _OPTIONS: dict[str, Any] = {
 #: The kernel's tree: without libxml2's table of ``id`` attributes (what ``id()`` in
 #: XPath reads), which the walk does not use and which costs a hash per ``id``.
 _KERNEL_OPTIONS: dict[str, Any] = {**_OPTIONS, "collect_ids": False}
-#: Per thread, the kernel's parser, used again for each page (an lxml parser serves one
-#: parse at a time; making one per page costs more than the parse of a small page needs).
-_KERNEL_PARSERS = threading.local()
 #: Characters handed to the parser at a time.
 _FEED_CHARS = 1 << 20
 #: libxml2's tree keeps elements down to this depth (below ``html``) with ``huge_tree``
@@ -203,14 +199,7 @@ def _read_kernel(
     target for a page too large or too deep for the tree (see the module's docstring)."""
     if _KERNEL is None or len(text) > KERNEL_MAX_CHARS:
         return _read_target(text, check_deadline, utf8)
-    parser = getattr(_KERNEL_PARSERS, "parser", None)
-    if parser is None:
-        parser = _KERNEL_PARSERS.parser = etree.HTMLParser(**_KERNEL_OPTIONS)
-    try:
-        root = _feed(text, parser, utf8)
-    except BaseException:  # a feed cut short would leave the parser in the middle of a page
-        _KERNEL_PARSERS.parser = None
-        raise
+    root = _feed(text, etree.HTMLParser(**_KERNEL_OPTIONS), utf8)
     if root is None:
         return _read_target(text, check_deadline, utf8)
     recorder = _Recorder(check_deadline)

@@ -369,20 +369,3 @@ def test_hints_beyond_the_kernels_cache_read_as_the_targets() -> None:
     body = "".join(f'<div class="{name}" id="I{i % 7}">x</div>' for i, name in enumerate(classes))
     html = f"<html><body>{body}{body[: len(body) // 3]}</body></html>"
     assert_same_events(read_page(html, reader="kernel"), read_page(html, reader="target"))
-
-
-@pytest.mark.parametrize("name", LIBXML2_READERS)
-def test_pages_read_in_several_threads_at_once_read_as_one_by_one(name: str) -> None:
-    """The kernel's reader parses with one parser per thread, used again for each page:
-    threads reading pages at the same time get each page's own events."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    pages = [
-        f'<html><body><div class="t{i}"><p>page {i}</p>' + "<p>x</p>" * (i * 40) + "</div>"
-        for i in range(24)
-    ]
-    alone = [read_page(html, reader=name) for html in pages]
-    with ThreadPoolExecutor(4) as pool:
-        together = list(pool.map(lambda html: read_page(html, reader=name), pages * 3))
-    for index, page in enumerate(together):
-        assert_same_events(page, alone[index % len(pages)])
