@@ -52,6 +52,8 @@ SIGNAL_ATTRIBUTES = (
     "itemprop",
 )
 SIGNAL_ELEMENTS = ("meta", "script", "html")
+_SIGNAL_KEYS = frozenset(SIGNAL_ATTRIBUTES)
+_SIGNAL_ELEMENT_NAMES = frozenset(SIGNAL_ELEMENTS)
 #: Elements whose attributes carry page-level signals: ``meta``, JSON-LD ``script``, and
 #: the ``rel`` of links (whether the page is one of a series, its canonical URL, authors).
 _SIGNAL_TAGS = frozenset({"meta", "script", "link", "a"})
@@ -274,17 +276,23 @@ class _Recorder:
 
     def _read_attributes(self) -> None:
         """Hints, links and the signals (:meth:`read_signals`) of the elements seen since
-        the last batch (a batch bounds the attribute dictionaries held)."""
+        the last batch (a batch bounds the attribute dictionaries held); only the elements
+        the kernel would hand over go to :meth:`read_signals` (the others have nothing it
+        reads)."""
         self.check_deadline()
-        hints, kept = self.hints, self.found.kept
+        hints, kept, tags = self.hints, self.found.kept, self.tags
         self.hinted.extend(self.attributed)
+        signal_indices, signal_attribs = [], []
         for index, attrib in zip(self.attributed, self.attribs, strict=True):
             get = attrib.get
             hint = f"{get('class', '')} {get('id', '')} {get('role', '')} {get('itemprop', '')}"
             hints.append(_HINTS[hint])
             if not _MAY_KEEP.isdisjoint(attrib):
                 kept[index] = (get("href"), get("src"), get("alt"))
-        self.read_signals(self.attributed, self.attribs)
+            if not _SIGNAL_KEYS.isdisjoint(attrib) or tags[index] in _SIGNAL_ELEMENT_NAMES:
+                signal_indices.append(index)
+                signal_attribs.append(attrib)
+        self.read_signals(signal_indices, signal_attribs)
         self.attributed.clear()
         self.attribs.clear()
 
