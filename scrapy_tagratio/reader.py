@@ -1,10 +1,10 @@
 """Reading a page: decoded HTML to :class:`~.events.PageEvents`, by one of the readers.
 
 Two hand the page to libxml2's HTML parser (the parser Scrapy's selectors use, same
-recovery from broken markup, same implied ``html``/``body``/``p`` elements), fed in parts
-with the same options, and both end in the same recorder (:mod:`.events`), so they give
-the same events, node table and attributes (``tests/test_reader.py`` checks it on every
-development page):
+recovery from broken markup, same implied ``html``/``body``/``p`` elements), in the same
+way (:func:`_feed`: from memory, or fed in parts) with the same options, and both end in
+the same recorder (:mod:`.events`), so they give the same events, node table and
+attributes (``tests/test_reader.py`` checks it on every development page):
 
 * ``"target"``, pure Python: the parser calls the recorder for every start tag, run of
   text and end tag (lxml's *parser target*), and no tree is built;
