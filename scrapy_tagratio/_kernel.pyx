@@ -23,13 +23,15 @@ the language detector's byte automaton.
 
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_FromStringAndSize, PyByteArray_Resize
 from cpython.bytes cimport PyBytes_FromStringAndSize
-from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uintptr_t
+from cpython.mem cimport PyMem_Calloc, PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_INCREF, Py_XDECREF
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t, uintptr_t
 from cpython.unicode cimport (
-    Py_UNICODE_ISSPACE, PyUnicode_DATA, PyUnicode_DecodeUTF8, PyUnicode_KIND, PyUnicode_New,
-    PyUnicode_WRITE,
+    Py_UNICODE_ISSPACE, PyUnicode_1BYTE_DATA, PyUnicode_1BYTE_KIND, PyUnicode_DATA,
+    PyUnicode_DecodeUTF8, PyUnicode_KIND, PyUnicode_New, PyUnicode_WRITE,
 )
-from libc.string cimport memcpy, strlen
+from libc.string cimport memcmp, memcpy, strlen
 
 cimport cython
 cimport lxml.includes.etreepublic as cetree
@@ -216,23 +218,123 @@ cdef class _Bytes:
         return 0
 
 
-#: The hint of an element as its raw UTF-8 bytes (class, id, role, itemprop joined by
-#: spaces) -> the shared lower-cased string; bounded like ``events._HINTS``.
-_HINT_BYTES = {}
-_HINT_BYTES_SIZE = 1 << 14
 #: The hint of an element with attributes but none of the four.
 _NO_HINT = "   "
 
 
-cdef str _hint(_Bytes key):
+@cython.final
+cdef class _HintCache:
+    """The hint of an element by its raw UTF-8 bytes (class, id, role, itemprop joined by
+    spaces) -> the shared lower-cased string, bounded like ``events._HINTS`` (emptied
+    when full). In C (open addressing on an FNV-1a hash of the bytes, compared in full):
+    no bytes object and no dict call per element with attributes."""
+
+    cdef uint64_t* hashes
+    cdef char** keys  # NULL: an empty slot
+    cdef Py_ssize_t* lengths
+    cdef PyObject** values  # owned references
+    cdef Py_ssize_t size, capacity, limit
+
+    def __cinit__(self, Py_ssize_t limit):
+        self.limit = limit
+        self._allocate(256)
+
+    def __dealloc__(self):
+        self._release()
+
+    cdef int _allocate(self, Py_ssize_t capacity) except -1:
+        """Empty slots for ``capacity`` hints (any arrays held before are the caller's)."""
+        self.hashes = <uint64_t*>PyMem_Malloc(capacity * sizeof(uint64_t))
+        self.keys = <char**>PyMem_Calloc(capacity, sizeof(char*))
+        self.lengths = <Py_ssize_t*>PyMem_Malloc(capacity * sizeof(Py_ssize_t))
+        self.values = <PyObject**>PyMem_Malloc(capacity * sizeof(PyObject*))
+        if self.hashes is NULL or self.keys is NULL or self.lengths is NULL or self.values is NULL:
+            raise MemoryError()
+        self.capacity, self.size = capacity, 0
+        return 0
+
+    cdef void _release(self):
+        """Frees every key and value and the arrays."""
+        cdef Py_ssize_t i
+        if self.keys is not NULL:
+            for i in range(self.capacity):
+                if self.keys[i] is not NULL:
+                    PyMem_Free(self.keys[i])
+                    Py_XDECREF(self.values[i])
+        PyMem_Free(self.hashes)
+        PyMem_Free(self.keys)
+        PyMem_Free(self.lengths)
+        PyMem_Free(self.values)
+        self.hashes, self.keys, self.lengths, self.values = NULL, NULL, NULL, NULL
+
+    cdef Py_ssize_t _slot(self, uint64_t hash, const char* key, Py_ssize_t length):
+        """The slot holding ``key``, or the empty slot where it goes."""
+        cdef size_t mask = self.capacity - 1
+        cdef size_t slot = hash & mask
+        while self.keys[slot] is not NULL:
+            if (
+                self.hashes[slot] == hash and self.lengths[slot] == length
+                and memcmp(self.keys[slot], key, length) == 0
+            ):
+                break
+            slot = (slot + 1) & mask
+        return slot
+
+    cdef int _grow(self) except -1:
+        """Twice the slots, the hints held moved over."""
+        cdef uint64_t* hashes = self.hashes
+        cdef char** keys = self.keys
+        cdef Py_ssize_t* lengths = self.lengths
+        cdef PyObject** values = self.values
+        cdef Py_ssize_t capacity = self.capacity, size = self.size, i, slot
+        self._allocate(2 * capacity)
+        for i in range(capacity):
+            if keys[i] is not NULL:
+                slot = self._slot(hashes[i], keys[i], lengths[i])
+                self.hashes[slot], self.keys[slot] = hashes[i], keys[i]
+                self.lengths[slot], self.values[slot] = lengths[i], values[i]
+        self.size = size
+        PyMem_Free(hashes)
+        PyMem_Free(keys)
+        PyMem_Free(lengths)
+        PyMem_Free(values)
+        return 0
+
+    cdef str get(self, const char* key, Py_ssize_t length):
+        """The hint whose raw bytes are ``key[:length]``, lower-cased (as ``events._HINTS``)."""
+        cdef uint64_t hash = 14695981039346656037ULL
+        cdef Py_ssize_t i, slot
+        cdef char* copy
+        cdef str hint
+        for i in range(length):
+            hash = (hash ^ <uint8_t>key[i]) * 1099511628211ULL
+        slot = self._slot(hash, key, length)
+        if self.keys[slot] is not NULL:
+            return <str><object>self.values[slot]
+        hint = PyUnicode_DecodeUTF8(key, length, NULL).lower()
+        if self.size >= self.limit:
+            self._release()
+            self._allocate(256)
+        elif 2 * (self.size + 1) > self.capacity:
+            self._grow()
+        slot = self._slot(hash, key, length)
+        copy = <char*>PyMem_Malloc(length + 1)
+        if copy is NULL:
+            raise MemoryError()
+        memcpy(copy, key, length)
+        Py_INCREF(hint)
+        self.hashes[slot], self.keys[slot], self.lengths[slot] = hash, copy, length
+        self.values[slot] = <PyObject*>hint
+        self.size += 1
+        return hint
+
+
+cdef _HintCache _HINTS_BY_BYTES = _HintCache(1 << 14)
+
+
+cdef inline str _hint(_Bytes key):
     """The hint whose raw bytes are in ``key``, lower-cased (as ``events._HINTS``)."""
-    cdef bytes raw = PyBytes_FromStringAndSize(key.data, key.size)
-    cdef object hint = _HINT_BYTES.get(raw)
-    if hint is None:
-        if len(_HINT_BYTES) >= _HINT_BYTES_SIZE:
-            _HINT_BYTES.clear()
-        hint = _HINT_BYTES[raw] = PyUnicode_DecodeUTF8(key.data, key.size, NULL).lower()
-    return <str>hint
+    return _HINTS_BY_BYTES.get(key.data, key.size)
 
 
 cdef str _assembled_hint(xmlNode* node, hint_names):
@@ -258,11 +360,12 @@ cdef class _Events:
     signals for ``recorder.read_signals``. Each walk reads its library's nodes (names,
     attribute values, texts, children) and drives this in document order."""
 
-    cdef list tags, texts, hints, hinted, names, signal_indices, signal_attribs
+    cdef list tags, texts, hints, names, signal_indices, signal_attribs
     cdef dict kept
     cdef object signal_attributes, signal_elements, read_signals, check_deadline
     cdef _Codes tag_codes, attribute_codes
     cdef _Ints tag_flags  # tag code -> TAG_CODE | TAG_SIGNAL | TAG_TBODY | TAG_HEAD
+    cdef _Ints hinted  # the elements with attributes
     # The tree's shape, as events._shape derives it from the events: per element its
     # parent, depth and subtree end; per event its element and run of text.
     cdef _Ints parents, depths, ends, owners, pieces
@@ -286,7 +389,8 @@ cdef class _Events:
         self.read_signals, self.check_deadline = recorder.read_signals, recorder.check_deadline
         self.signal_attributes, self.signal_elements = signal_attributes, signal_elements
         self.batch = batch
-        self.hinted, self.names, self.signal_indices, self.signal_attribs = [], [], [], []
+        self.names, self.signal_indices, self.signal_attribs = [], [], []
+        self.hinted = _Ints()
         self.tag_codes, self.attribute_codes = _Codes(), _Codes()
         self.tag_flags, self.stack = _Ints(), _Ints()
         self.parents, self.depths, self.ends = _Ints(), _Ints(), _Ints()
@@ -447,7 +551,7 @@ cdef class _Events:
         the tree's shape into ``recorder``."""
         self.check_deadline()
         self.read_signals(self.signal_indices, self.signal_attribs)
-        recorder.hinted.extend(self.hinted)
+        recorder.hinted.frombytes(self.hinted.take())
         PyByteArray_Resize(self.events, self.n_events)
         recorder.events = self.events
         if not self.outside:
@@ -559,29 +663,45 @@ def walk(
     return deepest
 
 
+#: Per character below 256, whether it is white space to ``str.split``.
+cdef bint _SPACE_UCS1[256]
+for _ch in range(256):
+    _SPACE_UCS1[_ch] = Py_UNICODE_ISSPACE(_ch)
+
+
+cdef Py_ssize_t _collapsed_length(str text):
+    """``len(" ".join(text.split()))``: the characters that are not white space, and one
+    space between each two words. Strings of one byte per character (most runs, and
+    the white space between tags) are read through a table."""
+    cdef Py_ssize_t n = len(text), i, count = 0, words = 0
+    cdef const uint8_t* chars
+    cdef bint space = True, here
+    cdef Py_UCS4 ch
+    if PyUnicode_KIND(text) == PyUnicode_1BYTE_KIND:
+        chars = <const uint8_t*>PyUnicode_1BYTE_DATA(text)
+        for i in range(n):
+            here = _SPACE_UCS1[chars[i]]
+            words += space and not here
+            count += not here
+            space = here
+    else:
+        for ch in text:
+            here = Py_UNICODE_ISSPACE(ch)
+            words += space and not here
+            count += not here
+            space = here
+    return count + words - 1 if words else 0
+
+
 def collapsed_lengths(list texts, list pieces):
     """Per index in ``pieces``, ``len(" ".join(texts[i].split()))``: the characters of
     that run of text with its white space collapsed and stripped, counted in C
     (``str.split``'s white space is ``Py_UNICODE_ISSPACE``), as the bytes of int64s."""
-    cdef Py_ssize_t n = len(pieces), i, count
+    cdef Py_ssize_t n = len(pieces), i
     cdef bytearray out = PyByteArray_FromStringAndSize(NULL, n * sizeof(int64_t))
     cdef int64_t* lengths = <int64_t*>PyByteArray_AS_STRING(out)
-    cdef bint in_word
-    cdef Py_UCS4 ch
-    cdef str text
     for i in range(n):
-        text = <str>texts[<Py_ssize_t>pieces[i]]
-        count = 0
-        in_word = False
-        for ch in text:
-            if Py_UNICODE_ISSPACE(ch):
-                in_word = False
-            else:
-                if not in_word and count:
-                    count += 1  # the one space between two words
-                in_word = True
-                count += 1
-        lengths[i] = count
+        lengths[i] = _collapsed_length(<str>texts[<Py_ssize_t>pieces[i]])
     return out
 
 
@@ -1105,7 +1225,6 @@ def walk_lexbor(
 
 cdef extern from "<string.h>":
     const void* memchr(const void* s, int c, size_t n)
-    int memcmp(const void* a, const void* b, size_t n)
 
 cdef extern from *:
     """

@@ -52,6 +52,8 @@ SIGNAL_ATTRIBUTES = (
     "itemprop",
 )
 SIGNAL_ELEMENTS = ("meta", "script", "html")
+_SIGNAL_KEYS = frozenset(SIGNAL_ATTRIBUTES)
+_SIGNAL_ELEMENT_NAMES = frozenset(SIGNAL_ELEMENTS)
 #: Elements whose attributes carry page-level signals: ``meta``, JSON-LD ``script``, and
 #: the ``rel`` of links (whether the page is one of a series, its canonical URL, authors).
 _SIGNAL_TAGS = frozenset({"meta", "script", "link", "a"})
@@ -237,7 +239,7 @@ class _Recorder:
         self.texts: list[str] = []
         self.attributed: list[int] = []  # elements with attributes not read yet
         self.attribs: list[Any] = []
-        self.hinted = array("q")  # elements with attributes, and their hints
+        self.hinted = array("i")  # elements with attributes (int32), and their hints
         self.hints: list[str] = []
         self.found = PageAttributes()
         self.in_code = False
@@ -274,17 +276,23 @@ class _Recorder:
 
     def _read_attributes(self) -> None:
         """Hints, links and the signals (:meth:`read_signals`) of the elements seen since
-        the last batch (a batch bounds the attribute dictionaries held)."""
+        the last batch (a batch bounds the attribute dictionaries held); only the elements
+        the kernel would hand over go to :meth:`read_signals` (the others have nothing it
+        reads)."""
         self.check_deadline()
-        hints, kept = self.hints, self.found.kept
+        hints, kept, tags = self.hints, self.found.kept, self.tags
         self.hinted.extend(self.attributed)
+        signal_indices, signal_attribs = [], []
         for index, attrib in zip(self.attributed, self.attribs, strict=True):
             get = attrib.get
             hint = f"{get('class', '')} {get('id', '')} {get('role', '')} {get('itemprop', '')}"
             hints.append(_HINTS[hint])
             if not _MAY_KEEP.isdisjoint(attrib):
                 kept[index] = (get("href"), get("src"), get("alt"))
-        self.read_signals(self.attributed, self.attribs)
+            if not _SIGNAL_KEYS.isdisjoint(attrib) or tags[index] in _SIGNAL_ELEMENT_NAMES:
+                signal_indices.append(index)
+                signal_attribs.append(attrib)
+        self.read_signals(signal_indices, signal_attribs)
         self.attributed.clear()
         self.attribs.clear()
 
@@ -332,17 +340,18 @@ class _Recorder:
         tags = self.tags
         events = np.frombuffer(self.events, dtype=np.int8) if self.events else np.zeros(0, np.int8)
         texts = self.texts
-        if self.shape is not None:
-            shape = tuple(np.frombuffer(part, dtype=np.int32) for part in self.shape)
+        if self.shape is not None:  # given only for a page without text outside elements
+            parent, depth, end, nodes, pieces = (
+                np.frombuffer(part, dtype=np.int32) for part in self.shape
+            )
         else:
-            shape = _shape(events)
-        parent, depth, end, nodes, pieces = shape
-        outside = np.flatnonzero((nodes < 0) & (events == EVENT_TEXT))
-        if outside.size:  # white space between roots (after "</html>"): see _drop_texts
-            events, texts = _drop_texts(events, texts, pieces, outside)
             parent, depth, end, nodes, pieces = _shape(events)
+            outside = np.flatnonzero((nodes < 0) & (events == EVENT_TEXT))
+            if outside.size:  # white space between roots (after "</html>"): see _drop_texts
+                events, texts = _drop_texts(events, texts, pieces, outside)
+                parent, depth, end, nodes, pieces = _shape(events)
         hints = np.full(len(tags), "", dtype=object)
-        hints[np.frombuffer(self.hinted, dtype=np.int64)] = self.hints
+        hints[np.frombuffer(self.hinted, dtype=np.int32)] = self.hints
         return PageEvents(
             tags=tags,
             parent=parent,

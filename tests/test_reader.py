@@ -293,10 +293,11 @@ def test_the_kernels_collapsed_lengths_are_those_of_str_split() -> None:
         "a\u00a0b\u3000c\u2028d\x1ce\u200bf",  # U+200B is not white space
         "\tl\u00e9\u00e8ve\n\n  \u4e2d\u6587 \U0001f600 x\x85",
         "x" * 5000 + " \r\n " + "y",
+        "caf\u00e9\u00a0au\x85lait\x1f \u00ff\u00a0",  # one byte a character: the table
     ]
     kernel = reader._KERNEL
     assert kernel is not None
-    pieces = [6, 0, 4, 1, 3, 2, 5, 4]
+    pieces = [6, 0, 4, 1, 3, 2, 5, 4, 7]
     got = np.frombuffer(kernel.collapsed_lengths(texts, pieces), dtype=np.int64).tolist()
     assert got == [len(" ".join(texts[i].split())) for i in pieces]
     assert got == _collapsed_lengths([texts[i] for i in pieces]).tolist()
@@ -357,3 +358,14 @@ def test_utf8_pages_are_handed_over_as_they_are() -> None:
         "utf-8 declared", "utf-8 detected", "utf-8 declared latin-1", "ascii declared cp1252",
         "nul", "xml declaration", "unclosed title", "blank",
     }  # fmt: skip
+
+
+@needs_kernel
+def test_hints_beyond_the_kernels_cache_read_as_the_targets() -> None:
+    """The kernel keeps the hints it has lower-cased by their bytes, a bounded number of
+    them (emptied when full): a page with more distinct hints than that, repeated, still
+    gets the target's hints."""
+    classes = [f"Box-{i} \u00c9t\u00e9" for i in range(20_000)]
+    body = "".join(f'<div class="{name}" id="I{i % 7}">x</div>' for i, name in enumerate(classes))
+    html = f"<html><body>{body}{body[: len(body) // 3]}</body></html>"
+    assert_same_events(read_page(html, reader="kernel"), read_page(html, reader="target"))
