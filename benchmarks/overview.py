@@ -19,11 +19,12 @@ pages whose own address has no shape: most content pages have an article-shaped 
 and a threshold read off them with it would be too low for an article seen without it.
 Inside each training set, site-grouped inner folds (:func:`~benchmarks.protocol.inner_folds`)
 choose the L2 penalty (the one of highest recall at the drop threshold, see :func:`choose`) and
-the two thresholds from out-of-fold probabilities: the drop threshold is the lowest score at which at most :data:`DROP_RATE` of the training pages that
-are not overview pages would be dropped, in each of the three modes; the uncertain threshold
-the lowest at which at most :data:`UNCERTAIN_RATE` would be dropped or tagged; the
-structure threshold (what the page's structure alone must score, see
-:meth:`~scrapy_tagratio.overview.OverviewModel.decide`) is the share of overview pages among
+the two thresholds from out-of-fold probabilities: the drop threshold is the lowest score at
+which at most :data:`DROP_RATE` of the training pages that are not overview pages would be
+dropped, in each of the three modes; the uncertain threshold the lowest at which at most
+:data:`UNCERTAIN_RATE` would be dropped or tagged; the structure threshold (what the page's
+structure alone must score, see :meth:`~scrapy_tagratio.overview.OverviewModel.decide`) is
+the share of overview pages among
 the training pages. Nothing reported is scored by a model or threshold its own pages helped
 choose.
 
