@@ -17,14 +17,14 @@ with no URL evidence at all. One model serves every case, and a page without URL
 judged by a model and thresholds that saw every training page so, not only the training
 pages whose own address has no shape: most content pages have an article-shaped address,
 and a threshold read off them with it would be too low for an article seen without it.
-Inside each training set, site-grouped inner folds (:func:`~benchmarks.protocol.inner_folds`)
-choose the L2 penalty (the one of highest recall at the drop threshold, see :func:`choose`) and
-the two thresholds from out-of-fold probabilities: the drop threshold is the lowest score at
-which at most :data:`DROP_RATE` of the training pages that are not overview pages would be
-dropped, in each of the three modes; the uncertain threshold the lowest at which at most
-:data:`UNCERTAIN_RATE` would be dropped or tagged; the structure threshold (what the page's
-structure alone must score, see :meth:`~scrapy_tagratio.overview.OverviewModel.decide`) is
-the share of overview pages among
+Inside each training set,
+site-grouped inner folds (:func:`~benchmarks.protocol.inner_folds`) choose the L2 penalty (by
+log-loss) and the two thresholds from out-of-fold probabilities: the drop threshold is the
+lowest score at which at most :data:`DROP_RATE` of the training pages that
+are not overview pages would be dropped, in each of the three modes; the uncertain threshold
+the lowest at which at most :data:`UNCERTAIN_RATE` would be dropped or tagged; the
+structure threshold (what the page's structure alone must score, see
+:meth:`~scrapy_tagratio.overview.OverviewModel.decide`) is the share of overview pages among
 the training pages. Nothing reported is scored by a model or threshold its own pages helped
 choose.
 
@@ -279,17 +279,11 @@ class Choice:
 
 
 def choose(data: Data, train: np.ndarray, seed: int = 0) -> Choice:
-    """Penalty and thresholds chosen by inner site-grouped folds of ``train`` alone.
-
-    The penalty is the one whose out-of-fold scores find the most training overview pages at
-    the drop threshold read off the same scores (the mean over :data:`MODES`, each at that
-    one threshold, which the detector applies in every mode): what the detector is for, where
-    log-loss rewards calibration across the whole range of scores. Ties go to log-loss."""
+    """Penalty and thresholds chosen by inner site-grouped folds of ``train`` alone."""
     folds = protocol.inner_folds(
         data.pages, train, INNER_FOLDS, labels=data.truth.astype(int), seed=seed
     )
-    positive = data.truth[train]
-    best: tuple[tuple[float, float], float, np.ndarray, float] | None = None
+    best: tuple[float, float, np.ndarray] | None = None
     for penalty in PENALTIES:
         scores = np.zeros((len(MODES), len(data.records)))
         for inner_train, inner_test in folds:
@@ -297,16 +291,16 @@ def choose(data: Data, train: np.ndarray, seed: int = 0) -> Choice:
             for mode, x in enumerate(data.modes):
                 scores[mode, inner_test] = model.probability(x[inner_test])
         held = scores[:, train]
-        truth = np.broadcast_to(positive, held.shape)
+        truth = np.broadcast_to(data.truth[train], held.shape)
         clipped = np.clip(held, 1e-9, 1 - 1e-9)
         loss = float(-np.mean(np.where(truth, np.log(clipped), np.log(1 - clipped))))
-        drop = max(lowest_threshold(row, DROP_RATE) for row in held[:, ~positive])
-        recall = float((held[:, positive] >= drop).mean())
-        if best is None or (-recall, loss) < best[0]:
-            best = ((-recall, loss), penalty, held, drop)
+        if best is None or loss < best[1]:
+            best = (penalty, loss, held)
     assert best is not None
-    _, penalty, held, drop = best
-    uncertain = max(lowest_threshold(row, UNCERTAIN_RATE) for row in held[:, ~positive])
+    penalty, _, held = best
+    negatives = held[:, ~data.truth[train]]
+    drop = max(lowest_threshold(row, DROP_RATE) for row in negatives)
+    uncertain = max(lowest_threshold(row, UNCERTAIN_RATE) for row in negatives)
     return Choice(penalty, drop, min(uncertain, drop))
 
 

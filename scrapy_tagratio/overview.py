@@ -20,9 +20,6 @@ page. This module measures evidence on the page itself, from the node table, the
   and the share of teasers or lists against them and the long paragraphs outside them
   (the default extraction leaves teaser lists out of an article's text, so on a listing it
   keeps a fragment: evidence read off the page itself does not depend on it);
-* **products** (:func:`_priced`): list items that each hold a picture and a price (an
-  amount beside a currency sign or code), many of them in one list: a shop's category
-  page is a grid of them, a product page shows one price and a small rail;
 * **prose**: text cut into layout blocks and blocks into runs at every block that is
   mostly link text: long paragraphs in the longest run, its share of the page's text,
   the largest set of long paragraphs under one parent, long paragraphs in the main
@@ -57,7 +54,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
@@ -124,29 +120,6 @@ LIST_ITEM_CHARS = 20
 LIST_ITEM_MAX_CHARS = 400
 #: A list has at least this many items (a listing has many items, not few characters).
 LIST_ITEMS = 5
-#: A list of products has at least this many items with a picture and a price (a product
-#: page's rail of related products shows fewer).
-PRICED_ITEMS = 6
-#: Of a list's items, the share that must hold a picture and a price for it to be a list
-#: of products (as for the teasers of a teaser list).
-PRICED_SHARE = 0.6
-#: Unicode's currency symbols (general category Sc: $, €, £, ¥, ₹, ₽, ₺...).
-_CURRENCY_SIGNS = "".join(
-    chr(c) for c in range(0x20, 0x10000) if unicodedata.category(chr(c)) == "Sc"
-)
-#: Currencies written with letters: ISO 4217 codes of the most traded and of Europe's
-#: currencies, and the local abbreviations without a symbol of their own.
-_CURRENCY_CODES = (
-    "EUR|USD|GBP|JPY|CNY|CHF|CAD|AUD|NZD|HKD|SGD|INR|RUB|BRL|MXN|ZAR|TRY|KRW|SEK|NOK|DKK"
-    "|PLN|CZK|HUF|RON|BGN|HRK|UAH|ILS|zł|Kč|kr|Ft|lei|руб|лв|грн"
-)
-#: A price: an amount after or before a currency sign or code (``19,99 €``, ``$12.50``,
-#: ``EUR 12.99``, ``2 199,00 zł``).
-_PRICE = re.compile(
-    rf"[{re.escape(_CURRENCY_SIGNS)}]\s?\d"
-    rf"|\d\s?(?:[{re.escape(_CURRENCY_SIGNS)}]|(?:{_CURRENCY_CODES})(?!\w))"
-    rf"|(?<!\w)(?:{_CURRENCY_CODES})\s?\d"
-)
 
 #: schema.org types that declare one article (JSON-LD ``@type``, microdata ``itemtype``).
 ARTICLE_TYPES = frozenset(
@@ -290,8 +263,6 @@ class TeaserEvidence:
     free_prose: float
     list_items: int
     list_share: float
-    priced_items: int
-    priced_share: float
 
 
 @dataclass(frozen=True)
@@ -370,7 +341,6 @@ class PageEvidence(TeaserEvidence):
             "list_share": self.list_share,
             "list_over_prose": self.list_over_prose,
             "prose_block_share": self.prose_block_share,
-            "priced_share": self.priced_share,
             "prose_paragraphs": log1p(self.prose_paragraphs),
             "prose_share": self.prose_share,
             "prose_block": log1p(self.prose_block / LONG_PARAGRAPH),
@@ -412,7 +382,7 @@ FEATURES = (
     "net_text", "link_share", "teasers", "summary_teasers", "largest_teaser_group",
     "heading_links", "teaser_share", "comment_items", "comment_share",
     "main_teaser_share", "main_link_share", "main_prose", "free_prose", "list_items",
-    "list_share", "list_over_prose", "prose_block_share", "priced_share",
+    "list_share", "list_over_prose", "prose_block_share",
     "prose_paragraphs", "prose_share", "prose_block",
     "title_repeats_heading", "declares_article", "declares_item", "declares_listing",
     "og_website", "published_time", "paginated", "url_home", "url_listing", "url_article",
@@ -433,7 +403,6 @@ class _PageArrays:
     long_text: np.ndarray  # per block of ``blocks``: it is a long paragraph
     link_nodes: np.ndarray  # indices of the ``<a>`` elements, document order
     links_before: np.ndarray  # per node and one past the end: ``<a>`` elements before it
-    pictures_before: np.ndarray  # per node and one past the end: ``<img>`` elements before it
     headings: np.ndarray  # indices of the ``<h1>``-``<h6>`` elements, document order
     h1: np.ndarray  # indices of the ``<h1>`` elements, document order
     end: np.ndarray  # the node table's subtree ends
@@ -443,18 +412,12 @@ class _PageArrays:
         before = self.links_before
         return before[self.end[nodes]] > before[nodes]
 
-    def holds_picture(self, nodes: np.ndarray) -> np.ndarray:
-        """Per node of ``nodes``: its subtree ``[i, end[i])`` holds an ``<img>``."""
-        before = self.pictures_before
-        return before[self.end[nodes]] > before[nodes]
-
     @classmethod
     def of(cls, nodes: NodeTable, scale: float) -> _PageArrays:
         blocks = (nodes.block_chars > 0).nonzero()[0]
         link_chars = nodes.block_link_chars[blocks]
         text = (nodes.block_chars[blocks] - link_chars) * scale
-        # One look-up per node names the tags read here: 1 a link, 2 a heading, 3 an h1,
-        # 4 a picture.
+        # One look-up per node names the tags read here: 1 a link, 2 a heading, 3 an h1.
         codes, names = nodes.tag_codes
         kinds = np.zeros(len(names), dtype=np.int8)
         for name, kind in _TAG_KINDS.items():
@@ -465,8 +428,6 @@ class _PageArrays:
         is_link = kind == 1
         links_before = np.zeros(len(kind) + 1, dtype=np.int64)
         np.cumsum(is_link, out=links_before[1:])
-        pictures_before = np.zeros(len(kind) + 1, dtype=np.int64)
-        np.cumsum(kind == 4, out=pictures_before[1:])
         return cls(
             scale=scale,
             blocks=blocks,
@@ -475,16 +436,14 @@ class _PageArrays:
             long_text=text >= LONG_PARAGRAPH,
             link_nodes=is_link.nonzero()[0],
             links_before=links_before,
-            pictures_before=pictures_before,
-            headings=((kind == 2) | (kind == 3)).nonzero()[0],
+            headings=(kind >= 2).nonzero()[0],
             h1=h1,
             end=nodes.end,
         )
 
 
-#: The tags :class:`_PageArrays` finds: ``<a>`` (1), the headings (2), ``<h1>`` (3),
-#: ``<img>`` (4).
-_TAG_KINDS = {"a": 1, **{tag: 2 for tag in HEADING_TAGS - {"h1"}}, "h1": 3, "img": 4}
+#: The tags :class:`_PageArrays` finds: ``<a>`` (1), the headings (2), ``<h1>`` (3).
+_TAG_KINDS = {"a": 1, **{tag: 2 for tag in HEADING_TAGS - {"h1"}}, "h1": 3}
 
 
 def teaser_evidence(
@@ -528,8 +487,7 @@ def teaser_evidence(
     if content is None:  # an algorithm without a node mask: the whole page
         content = np.ones(len(nodes), dtype=bool)
     content_chars = float(np.dot(own_chars, content))
-    list_items, listed, in_lists = _lists(nodes, found, page, items, own_headline)
-    priced = _priced(document, found, page, in_lists)
+    list_items, listed = _lists(nodes, found, page, items, own_headline)
     # Per block with text: the content's unlinked text in it, and whether it lies outside
     # every teaser, list and comment.
     blocks = page.blocks
@@ -558,8 +516,6 @@ def teaser_evidence(
         free_prose=float(np.add.reduce(page.text[long_text])),
         list_items=list_items,
         list_share=listed.chars(nodes) / total if total else 0.0,
-        priced_items=int(priced.size),
-        priced_share=_Ranges.of(nodes, priced).chars(nodes) / total if total else 0.0,
     )
 
 
@@ -613,8 +569,8 @@ def _lists(
     page: _PageArrays,
     items: np.ndarray,
     own_headline: int = -1,
-) -> tuple[int, _Ranges, np.ndarray]:
-    """The size of the largest list, the ranges of its nodes and its items: groups of at least
+) -> tuple[int, _Ranges]:
+    """The size of the largest list and the ranges of its nodes: groups of at least
     :data:`LIST_ITEMS` repeated siblings (``items``, every item of ``found``) that nearly
     all hold a link, no comment thread, whose items hold :data:`LIST_ITEM_CHARS` to
     :data:`LIST_ITEM_MAX_CHARS` on average. Products, forum topics and search results are
@@ -624,7 +580,7 @@ def _lists(
     number = found.group[items]
     size = np.bincount(number).astype(np.float64)
     if not size.size or np.maximum.reduce(size) < LIST_ITEMS:
-        return 0, _Ranges.of(nodes, items[:0]), items[:0]
+        return 0, _Ranges.of(nodes, items[:0])
     linked = page.holds_link(items)
     with_link = np.bincount(number, weights=linked, minlength=size.size)
     chars = np.bincount(number, weights=nodes.chars[items], minlength=size.size) * page.scale
@@ -634,46 +590,10 @@ def _lists(
         is_list &= np.bincount(number, weights=commented, minlength=size.size) == 0
     is_list &= (chars >= LIST_ITEM_CHARS * size) & (chars <= LIST_ITEM_MAX_CHARS * size)
     if not np.count_nonzero(is_list):
-        return 0, _Ranges.of(nodes, items[:0]), items[:0]
+        return 0, _Ranges.of(nodes, items[:0])
     inside = items[is_list[number]]
     inside = _off_path(nodes, inside, own_headline)
-    return int(np.maximum.reduce(size[is_list])), _Ranges.of(nodes, inside), inside
-
-
-def _priced(
-    document: Document, found: Structures, page: _PageArrays, items: np.ndarray
-) -> np.ndarray:
-    """The products among list items (``items``, of :func:`_lists`): items that hold a
-    picture and a price (:data:`_PRICE`), in groups of siblings of which at least
-    :data:`PRICED_ITEMS`, and :data:`PRICED_SHARE` of the group, are such items. A shop's
-    category page lists many and they hold much of its text; an article has none, or
-    prices without pictures (a list of deals in its text), and a product page shows its
-    own price and a rail of related products that holds little of its text.
-
-    Text is read only for the pictured items of groups that could qualify (most pages
-    have none), and a group's reading stops once too few of them are left to qualify (a
-    gallery or a news front with pictures holds no price)."""
-    if items.size < PRICED_ITEMS:
-        return items[:0]
-    pictured = page.holds_picture(items)
-    if np.count_nonzero(pictured) < PRICED_ITEMS:
-        return items[:0]
-    number = found.group[items]
-    size = np.bincount(number)
-    enough = np.maximum(PRICED_SHARE * size, PRICED_ITEMS)
-    spare = np.bincount(number, weights=pictured, minlength=size.size) - enough
-    priced = np.zeros(items.size, dtype=bool)
-    for group in (spare >= 0).nonzero()[0].tolist():
-        misses, allowed = 0, spare[group]
-        for k in (pictured & (number == group)).nonzero()[0].tolist():
-            if _PRICE.search(document.raw_text(int(items[k]))) is not None:
-                priced[k] = True
-                continue
-            misses += 1
-            if misses > allowed:  # the group cannot qualify: its flags are not read
-                break
-    kept = np.bincount(number, weights=priced, minlength=size.size) >= enough
-    return items[priced & kept[number]]
+    return int(np.maximum.reduce(size[is_list])), _Ranges.of(nodes, inside)
 
 
 def _prose(nodes: NodeTable, page: _PageArrays) -> tuple[int, float, float]:
@@ -1039,8 +959,6 @@ _REASONS: Mapping[str, str] = {
     "free_prose": "{free_prose:.0f} chars of long paragraphs outside teasers, lists, comments",
     "list_items": "a list of {list_items} linked items",
     "list_share": "lists of linked items hold {list_share:.0%} of the text",
-    "priced_share": "{priced_items} listed products (picture and price) hold "
-    "{priced_share:.0%} of the text",
     "list_over_prose": "teasers or lists hold {list_over_prose:.0%} of the text beside the prose",
     "prose_block_share": "largest block of long paragraphs: {prose_block_share:.0%} of the text",
     "title_repeats_heading": "the title repeats the h1",

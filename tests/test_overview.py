@@ -172,22 +172,13 @@ PRODUCT = "Wool coat, size {n:02d}"  # 18 characters: shorter than a headline
 PRICE = "EUR {n:02d}.99"  # 9 characters
 
 
-SOLD_OUT = "Sold out!"  # 9 characters, as a price
-
-
-def shop_page(
-    products: int = 12, *, pictures: bool = True, priced: int | None = None, price: str = PRICE
-) -> str:
+def shop_page(products: int = 12) -> str:
     """A shop's category page: a menu of 6 short links and a grid of ``products`` items,
-    each a picture link (unless ``pictures`` is false), a product-name link and a price
-    (``price``, for the first ``priced`` items; the others are sold out); no name is
-    headline-long."""
+    each a picture link, a product-name link and a price; no name is headline-long."""
     menu = "".join(f'<li><a href="/c/{n}">Menu {n}</a></li>' for n in range(6))  # 6 chars
-    priced = products if priced is None else priced
     grid = "".join(
-        f'<li><a href="/p/{n}">{f"<img src=/i/{n}.jpg>" if pictures else ""}</a>'
-        f'<a href="/p/{n}">{PRODUCT.format(n=n)}</a> '
-        f"<span>{price.format(n=n) if n < priced else SOLD_OUT}</span></li>"
+        f'<li><a href="/p/{n}"><img src="/i/{n}.jpg"></a><a href="/p/{n}">'
+        f"{PRODUCT.format(n=n)}</a> <span>{PRICE.format(n=n)}</span></li>"
         for n in range(products)
     )
     return (
@@ -211,48 +202,6 @@ def test_list_evidence_on_a_shop_page() -> None:
     article = evidence_of(article_page())
     assert article.list_items == 0 and article.list_share == 0.0
     assert article.list_over_prose == pytest.approx(4 * 34 / (4 * 34 + 6 * 238))
-
-
-def test_listed_products_on_a_shop_page() -> None:
-    """A grid of items each with a picture and a price ("EUR 05.99") is a list of
-    products: its share of the page's text is the products' (counted by hand); without
-    pictures (a list of deals in an article's text), with fewer than 6 priced items (a
-    product page's rail) or with prices on under 60% of the grid, there is none."""
-    item, menu = 18 + 9, 6 * 6  # name and price; the menu's six links
-    shop = evidence_of(shop_page())
-    assert shop.priced_items == 12
-    assert shop.priced_share == pytest.approx(12 * item / (menu + 12 * item))
-    # 8 of 12 priced (two thirds): the 8 count, the sold-out 4 do not.
-    part = evidence_of(shop_page(priced=8))
-    assert part.priced_items == 8
-    assert part.priced_share == pytest.approx(8 * item / (menu + 12 * item))
-    assert part.list_items == 12  # all twelve are list items
-    assert evidence_of(shop_page(priced=7)).priced_items == 0  # 7 of 12: under 60%
-    assert evidence_of(shop_page(pictures=False)).priced_items == 0
-    rail = evidence_of(shop_page(products=5))
-    assert rail.priced_items == 0 and rail.priced_share == 0.0
-    assert evidence_of(shop_page(products=6)).priced_items == 6
-    assert evidence_of(article_page()).priced_share == 0.0
-
-
-@pytest.mark.parametrize(
-    ("text", "price"),
-    [
-        ("19,99 €", True),
-        ("$12.50", True),
-        ("2 199,00 zł", True),
-        ("Cena 120 PLN", True),
-        ("EUR 12.99", True),
-        ("99 kr", True),
-        ("₹ 450", True),
-        ("Price on request", False),
-        ("Size 12", False),
-        ("6 ft tall", False),
-        ("5 EURO", False),
-    ],
-)
-def test_a_price_is_an_amount_beside_a_currency(text: str, price: bool) -> None:
-    assert (evidence_of(shop_page(products=6, price=text)).priced_items == 6) is price
 
 
 def test_link_share() -> None:
