@@ -86,7 +86,7 @@ def test_hints_read_class_words_as_components() -> None:
         "<body><div class='menu-item'>a</div><div class='update-info'>b</div>"
         "<div class='sd_sharing'>c</div><div class='address'>d</div><div id='ad'>e</div></body>"
     )
-    flags = hint_flags(doc)
+    flags = hint_flags(doc.nodes)
     flagged = [doc.nodes.hint[i].strip() for i in range(len(flags)) if flags[i]]
     assert flagged == ["menu-item", "sd_sharing", "ad"]
 
@@ -99,12 +99,12 @@ def test_hints_are_read_only_where_asked() -> None:
         "<nav class='menu'></nav><div class='content'><p>z</p></div></body>"
     )
     nodes = doc.nodes
-    full = hint_flags(doc)
+    full = hint_flags(nodes)
     assert full.sum() == 3  # sidebar, share, menu
     where = nodes.with_ancestors(nodes.block_chars > 0)
     assert not where.all()  # the span and the empty nav are no text block's ancestors
-    assert np.array_equal(hint_flags(doc, where=where), full & where)
-    assert not hint_flags(doc, where=np.zeros(len(nodes), dtype=bool)).any()
+    assert np.array_equal(hint_flags(nodes, where=where), full & where)
+    assert not hint_flags(nodes, where=np.zeros(len(nodes), dtype=bool)).any()
 
 
 def test_parameters_are_validated() -> None:
@@ -292,7 +292,7 @@ def test_an_article_whose_container_names_furniture_still_bars_the_thread() -> N
     assert nodes.tag[densest] == "ol"
     assert main_container(nodes, sums, structures) == densest
     post = next(i for i in range(len(nodes)) if nodes.hint[i].startswith("post"))
-    assert hint_flags(doc)[post]  # "author" names a boilerplate region
+    assert hint_flags(nodes)[post]  # "author" names a boilerplate region
     blocks, features, _ = block_features(doc)
     texts = doc.block_texts(blocks)
     posts = np.array(["(reader" in t for t in texts])
@@ -328,7 +328,7 @@ def test_a_text_split_into_sections_is_one_main_container() -> None:
     assert nodes.hint[densest].split() == ["section"]
     page = int(nodes.parent[densest])
     assert nodes.hint[page].split() == ["page"]
-    assert sections_parent(doc, sums, densest, none) == page
+    assert sections_parent(nodes, sums, densest, none) == page
     blocks, features, _ = block_features(doc)
     paragraphs = np.array([t.startswith("Paragraph") for t in doc.block_texts(blocks)])
     assert paragraphs.sum() == 10
@@ -340,42 +340,7 @@ def test_a_text_split_into_sections_is_one_main_container() -> None:
         doc, sums, _, densest = _densest(html)
         nodes = doc.nodes
         assert nodes.hint[densest].split() == ["section"]
-        assert sections_parent(doc, sums, densest, np.zeros(len(nodes), dtype=bool)) == densest
-
-
-def test_an_id_slugged_from_its_own_heading_is_a_name_not_a_class_word() -> None:
-    """Documentation generators name a section by its heading ("Sharing with a single
-    developer" -> ``id="sharing-with-a-single-developer"``): the words are the page's,
-    not the template's, so "sharing" names no share bar there. The same id over another
-    heading, a class word beside the slugged id, or the slug of a heading of under
-    ``SLUG_WORDS`` words (a template's own "Related work") is still read; and the
-    sections so named are sections of one text (:func:`sections_parent`)."""
-    paragraphs = STORY.split("</p>")
-    titles = ("Sharing with a single developer", "Sharing with many developers: code review")
-    sections = "".join(
-        f"<div class='section' id='{title.lower().replace(':', '').replace(' ', '-')}'>"
-        f"<h2>{title}<a class='headerlink' href='#x'>\u00b6</a></h2>"
-        + "</p>".join(paragraphs[:count]) + "</p></div>"
-        for title, count in zip(titles, (4, 3), strict=True)
-    )  # fmt: skip
-    others = (
-        "<div class='section' id='sharing-with-a-single-developer'><h2>Setting up</h2></div>"
-        "<div class='share-bar' id='sharing-with-many-developers'><h3>Sharing with many "
-        "developers</h3></div><h2 id='related-work'>Related work</h2>"
-    )
-    html = f"<html><body><div id='page'>{sections}{others}</div></body></html>"
-    doc, sums, _, densest = _densest(html)
-    nodes = doc.nodes
-    flags = hint_flags(doc)
-    flagged = [nodes.hint[i].split() for i in np.flatnonzero(flags)]
-    assert flagged == [
-        ["section", "sharing-with-a-single-developer"],
-        ["share-bar", "sharing-with-many-developers"],
-        ["related-work"],
-    ]
-    assert nodes.hint[densest].split() == ["section", "sharing-with-a-single-developer"]
-    none = np.zeros(len(nodes), dtype=bool)
-    assert sections_parent(doc, sums, densest, none) == nodes.parent[densest]
+        assert sections_parent(nodes, sums, densest, np.zeros(len(nodes), dtype=bool)) == densest
 
 
 def test_the_list_holding_a_teaser_list_is_not_the_main_container() -> None:

@@ -133,14 +133,6 @@ CONTENT_HINT = re.compile(r"\b(?:article {0,2}body|post content|entry content)\b
 #: so named counts as a comment of a thread even where the structure test misses it
 #: (a thread whose items have no meta block, or whose replies nest the bodies).
 COMMENT_HINT = re.compile(r"\b(?:comment|repl(?:y|ies)\b|disqus)")
-#: An id is read as the slug of its element's heading (:func:`hint_flags`) only when the
-#: heading has at least this many words: a template names its own sections with one or
-#: two ("Comments", "Related articles", ``id="comments"``), a generator slugs the author's
-#: headings whatever their length. Design constant, not fitted.
-SLUG_WORDS = 3
-#: What a slug of a heading (:func:`_slug`) turns into one hyphen: any run of characters
-#: that are no letter or digit, in any script.
-_SLUG_GAP = re.compile(r"[\W_]+")
 
 
 @lru_cache(maxsize=1 << 16)
@@ -155,50 +147,16 @@ def _names_boilerplate(hint: str) -> bool:
     return BOILERPLATE_HINT.search(words) is not None and CONTENT_HINT.search(words) is None
 
 
-@lru_cache(maxsize=1 << 16)
-def _named_by_id(hint: str) -> str:
-    """The id of a hint when the id alone makes it name a boilerplate region, ``""``
-    otherwise. A hint is its element's class, id, role and itemprop joined by single
-    spaces, and an id holds no space: the id is the third field from the end when the
-    last two (role, itemprop) are empty; with a role or itemprop it is not looked for."""
-    fields = hint.rsplit(" ", 3)
-    if len(fields) < 4 or fields[2] or fields[3] or not fields[1]:
-        return ""
-    return "" if _names_boilerplate(fields[0]) or not _names_boilerplate(hint) else fields[1]
-
-
-def _slug(text: str) -> str:
-    """``text`` as a document generator turns a heading into an id: lower case, every
-    run of characters that are no letter or digit one hyphen, none at the ends."""
-    return _SLUG_GAP.sub("-", text.lower()).strip("-")
-
-
-def hint_flags(document: Document, where: np.ndarray | None = None) -> np.ndarray:
+def hint_flags(nodes: NodeTable, where: np.ndarray | None = None) -> np.ndarray:
     """Boolean per node: its class/id/role/itemprop names a boilerplate region (and not
     the article body). Each distinct hint of the page is read once; with ``where`` (a
     boolean mask), only the hints of the nodes it marks are read, the others are False
-    (the regular expressions of an uncached hint are most of this function's time).
-
-    An id that is the slug of the element's own heading (its first heading element, of
-    at least :data:`SLUG_WORDS` words: ``<div class="section"
-    id="sharing-with-a-single-developer"><h2>Sharing with a single developer</h2>``, as
-    documentation generators name sections) is a name made of the page's words, not the
-    template's vocabulary, and is not read; the class, role and itemprop still are."""
-    nodes = document.nodes
+    (the regular expressions of an uncached hint are most of this function's time)."""
     index = np.arange(len(nodes)) if where is None else np.flatnonzero(where)
     hints = [nodes.hint[i] for i in index.tolist()]
     flag_of = {hint: _names_boilerplate(hint) for hint in dict.fromkeys(hints)}
     flags = np.zeros(len(nodes), dtype=bool)
     flags[index] = np.fromiter(map(flag_of.__getitem__, hints), bool, len(hints))
-    pairs = zip(index.tolist(), hints, strict=True)
-    by_id = [i for i, hint in pairs if flag_of[hint] and _named_by_id(hint)]
-    if by_id:
-        headings = np.flatnonzero(nodes.tag_mask(HEADING_TAGS))
-        for node, first in zip(by_id, np.searchsorted(headings, by_id).tolist(), strict=True):
-            if first < len(headings) and headings[first] < nodes.end[node]:
-                slug = _slug(document.raw_text(int(headings[first])))
-                long_enough = slug.count("-") >= SLUG_WORDS - 1
-                flags[node] = not (long_enough and slug == _slug(_named_by_id(nodes.hint[node])))
     return flags
 
 
@@ -287,7 +245,7 @@ def named_comments(nodes: NodeTable, structures: Structures) -> np.ndarray:
     return flags
 
 
-def sections_parent(document: Document, sums: np.ndarray, main: int, excluded: np.ndarray) -> int:
+def sections_parent(nodes: NodeTable, sums: np.ndarray, main: int, excluded: np.ndarray) -> int:
     """The parent of ``main`` when ``main`` is one section of a text split into sibling
     sections of its tag (documentation chapters, long reads, a blog's posts): CETD's
     main container is the single densest node, so the article's other sections lay
@@ -295,7 +253,6 @@ def sections_parent(document: Document, sums: np.ndarray, main: int, excluded: n
     least :data:`SECTION_SHARE` of its DensitySum (Definition 3), is not ``excluded``
     (comment threads, teaser lists) and has no hint naming page furniture (a sidebar
     column beside the article); ``main`` itself otherwise."""
-    nodes = document.nodes
     parent = int(nodes.parent[main])
     if parent < 0:
         return main
@@ -303,7 +260,7 @@ def sections_parent(document: Document, sums: np.ndarray, main: int, excluded: n
     siblings = (nodes.parent == parent) & (codes == codes[main]) & ~excluded
     siblings[main] = False
     siblings &= sums >= SECTION_SHARE * sums[main]
-    siblings &= ~hint_flags(document, where=siblings)
+    siblings &= ~hint_flags(nodes, where=siblings)
     return parent if siblings.any() and sums[main] > 0 else main
 
 
@@ -344,7 +301,7 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
         main_path = nodes.ancestors_or_self(main)
         under_tag = nodes.with_descendants(nodes.tag_mask(BOILERPLATE_TAGS) & ~main_path)
         on_text_path = nodes.with_ancestors(length > 0) & ~main_path
-        return under_tag, nodes.with_descendants(hint_flags(document, where=on_text_path))
+        return under_tag, nodes.with_descendants(hint_flags(nodes, where=on_text_path))
 
     def article_beside(under_tag: np.ndarray, under_hint: np.ndarray) -> bool:
         """The page holds :data:`ARTICLE_PROSE_CHARS` of article prose outside page
@@ -371,7 +328,7 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
             main = beside
             under_tag, under_hint = furniture_around(main)
     excluded = structures.comment | structures.teaser | nodes.with_descendants(named)
-    sections = sections_parent(document, sums, main, excluded)
+    sections = sections_parent(nodes, sums, main, excluded)
     if sections != main:
         main = sections
         under_tag, under_hint = furniture_around(main)
