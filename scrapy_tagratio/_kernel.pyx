@@ -1106,21 +1106,37 @@ cdef tr_lxb_step_f _first_attr = NULL  # lxb_dom_element_first_attribute_noi
 cdef tr_lxb_step_f _next_attr = NULL  # lxb_dom_element_next_attribute_noi
 
 
-def bind_lexbor(bytes path):
-    """Find lexbor's functions in selectolax's loaded module ``path``; whether all were."""
-    global _element_name, _attr_name, _attr_value, _first_attr, _next_attr
+cdef bint _find_symbols(bytes path, tuple names, void** found) except -1:
+    """Find the functions ``names`` (bytes) in the loaded module ``path`` (not loaded: not
+    found), into ``found``; whether all were."""
     cdef void* handle = dlopen(path, RTLD_NOW | RTLD_NOLOAD)
+    cdef Py_ssize_t i
     if handle is NULL:
         return False
-    _element_name = <tr_lxb_name_f>dlsym(handle, "lxb_dom_element_qualified_name")
-    _attr_name = <tr_lxb_name_f>dlsym(handle, "lxb_dom_attr_qualified_name")
-    _attr_value = <tr_lxb_name_f>dlsym(handle, "lxb_dom_attr_value_noi")
-    _first_attr = <tr_lxb_step_f>dlsym(handle, "lxb_dom_element_first_attribute_noi")
-    _next_attr = <tr_lxb_step_f>dlsym(handle, "lxb_dom_element_next_attribute_noi")
-    return not (
-        _element_name is NULL or _attr_name is NULL or _attr_value is NULL
-        or _first_attr is NULL or _next_attr is NULL
-    )
+    for i in range(len(names)):
+        found[i] = dlsym(handle, <bytes>names[i])
+        if found[i] is NULL:
+            return False
+    return True
+
+
+def bind_lexbor(bytes path):
+    """Find lexbor's functions in selectolax's loaded module ``path``; whether all were
+    (if not, what was found before is kept)."""
+    global _element_name, _attr_name, _attr_value, _first_attr, _next_attr
+    cdef void* found[5]
+    if not _find_symbols(path, (
+        b"lxb_dom_element_qualified_name", b"lxb_dom_attr_qualified_name",
+        b"lxb_dom_attr_value_noi", b"lxb_dom_element_first_attribute_noi",
+        b"lxb_dom_element_next_attribute_noi",
+    ), found):
+        return False
+    _element_name = <tr_lxb_name_f>found[0]
+    _attr_name = <tr_lxb_name_f>found[1]
+    _attr_value = <tr_lxb_name_f>found[2]
+    _first_attr = <tr_lxb_step_f>found[3]
+    _next_attr = <tr_lxb_step_f>found[4]
+    return True
 
 
 cdef inline str _lxb_text(const unsigned char* data, size_t length):
@@ -1325,10 +1341,17 @@ ctypedef void* (*tr_read_memory_f)(void* ctxt, const char* buf, int size, const 
                                    const char* encoding, int options)
 ctypedef void (*tr_ctxt_f)(void* ctxt)
 
-cdef tr_new_ctxt_f _sax_new_ctxt = NULL
-cdef tr_read_memory_f _sax_read_memory = NULL
-cdef tr_ctxt_f _sax_free_ctxt = NULL
-cdef tr_ctxt_f _sax_stop = NULL
+# libxml2's functions, in the order of _LIBXML2_NAMES (dlsym's pointers, copied as found).
+ctypedef struct tr_libxml2_t:
+    tr_new_ctxt_f new_ctxt
+    tr_read_memory_f read_memory
+    tr_ctxt_f free_ctxt
+    tr_ctxt_f stop
+
+_LIBXML2_NAMES = (
+    b"htmlNewSAXParserCtxt", b"htmlCtxtReadMemory", b"htmlFreeParserCtxt", b"xmlStopParser"
+)
+cdef tr_libxml2_t _LIBXML2  # static: NULL until bound
 cdef htmlSAXHandler _SAX
 cdef int _SAX_OPTIONS = (HTML_PARSE_RECOVER | HTML_PARSE_NODEFDTD | HTML_PARSE_NOERROR
                          | HTML_PARSE_NOWARNING | HTML_PARSE_NONET | HTML_PARSE_COMPACT
@@ -1338,23 +1361,10 @@ cdef int _SAX_OPTIONS = (HTML_PARSE_RECOVER | HTML_PARSE_NODEFDTD | HTML_PARSE_N
 def bind_libxml2(bytes path):
     """Find libxml2's HTML parser in lxml's loaded module ``path``; whether all of it was
     (if not, what was found before is kept)."""
-    global _sax_new_ctxt, _sax_read_memory, _sax_free_ctxt, _sax_stop
-    cdef void* handle = dlopen(path, RTLD_NOW | RTLD_NOLOAD)
-    cdef tr_new_ctxt_f new_ctxt
-    cdef tr_read_memory_f read_memory
-    cdef tr_ctxt_f free_ctxt, stop
-    if handle is NULL:
+    cdef void* found[4]
+    if not _find_symbols(path, _LIBXML2_NAMES, found):
         return False
-    new_ctxt = <tr_new_ctxt_f>dlsym(handle, "htmlNewSAXParserCtxt")
-    read_memory = <tr_read_memory_f>dlsym(handle, "htmlCtxtReadMemory")
-    free_ctxt = <tr_ctxt_f>dlsym(handle, "htmlFreeParserCtxt")
-    stop = <tr_ctxt_f>dlsym(handle, "xmlStopParser")
-    if new_ctxt is NULL or read_memory is NULL or free_ctxt is NULL or stop is NULL:
-        return False
-    _sax_new_ctxt = new_ctxt
-    _sax_read_memory = read_memory
-    _sax_free_ctxt = free_ctxt
-    _sax_stop = stop
+    memcpy(&_LIBXML2, found, sizeof(_LIBXML2))
     memset(&_SAX, 0, sizeof(_SAX))
     _SAX.startElement = _sax_start
     _SAX.endElement = _sax_end
@@ -1451,7 +1461,7 @@ cdef class _SaxDriver:
     cdef void fail(self) noexcept:
         if self.error is None:
             self.error = sys.exc_info()[1]
-        _sax_stop(self.ctxt)
+        _LIBXML2.stop(self.ctxt)
 
 
 cdef void _sax_start(void* ctx, const unsigned char* name, const unsigned char** atts) noexcept:
@@ -1494,16 +1504,16 @@ def sax_walk(
     driver.out = _Events(recorder, signal_attributes, signal_elements, batch)
     driver.tag_names = tag_names
     driver.run = _Bytes()
-    if _sax_new_ctxt is NULL:
+    if _LIBXML2.new_ctxt is NULL:
         raise RuntimeError("libxml2's HTML parser was not found: call bind_libxml2 first")
-    driver.ctxt = _sax_new_ctxt(&_SAX, <void*>driver)
+    driver.ctxt = _LIBXML2.new_ctxt(&_SAX, <void*>driver)
     if driver.ctxt is NULL:
         raise MemoryError()
     try:
-        _sax_read_memory(driver.ctxt, <const char*>&data[0], <int>data.shape[0], NULL,
-                         "UTF-8", _SAX_OPTIONS)
+        _LIBXML2.read_memory(driver.ctxt, <const char*>&data[0], <int>data.shape[0], NULL,
+                             "UTF-8", _SAX_OPTIONS)
     finally:
-        _sax_free_ctxt(driver.ctxt)
+        _LIBXML2.free_ctxt(driver.ctxt)
     if driver.error is not None:
         raise driver.error
     driver.flush()
