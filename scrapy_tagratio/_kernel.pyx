@@ -359,12 +359,13 @@ cdef str _assembled_hint(xmlNode* node, hint_names):
 
 @cython.final
 cdef class _Events:
-    """What the two walks (:func:`walk`, :func:`walk_lexbor`) share: the events, texts,
-    tags, hints, links and the tree's shape as they grow, the codes of tag and attribute
-    names, the opening and closing of elements, one element's attributes as the walk
-    reports them (their codes, the hint's raw parts, the links) and the batches of
-    signals for ``recorder.read_signals``. Each walk reads its library's nodes (names,
-    attribute values, texts, children) and drives this in document order."""
+    """What the three readers (the walks :func:`walk` and :func:`walk_lexbor`, and
+    :func:`sax_walk`) share: the events, texts, tags, hints, links and the tree's shape as
+    they grow, the codes of tag and attribute names, the opening and closing of elements,
+    one element's attributes as the reader reports them (their codes, the hint's raw parts,
+    the links) and the batches of signals for ``recorder.read_signals``. Each reads its
+    library's nodes or callbacks (names, attribute values, texts, children) and drives this
+    in document order."""
 
     cdef list tags, texts, hints, names, signal_indices, signal_attribs
     cdef dict kept
@@ -1352,6 +1353,7 @@ _LIBXML2_NAMES = (
     b"htmlNewSAXParserCtxt", b"htmlCtxtReadMemory", b"htmlFreeParserCtxt", b"xmlStopParser"
 )
 cdef tr_libxml2_t _LIBXML2  # static: NULL until bound
+assert sizeof(tr_libxml2_t) == len(_LIBXML2_NAMES) * sizeof(void*)
 cdef htmlSAXHandler _SAX
 cdef int _SAX_OPTIONS = (HTML_PARSE_RECOVER | HTML_PARSE_NODEFDTD | HTML_PARSE_NOERROR
                          | HTML_PARSE_NOWARNING | HTML_PARSE_NONET | HTML_PARSE_COMPACT
@@ -1361,7 +1363,7 @@ cdef int _SAX_OPTIONS = (HTML_PARSE_RECOVER | HTML_PARSE_NODEFDTD | HTML_PARSE_N
 def bind_libxml2(bytes path):
     """Find libxml2's HTML parser in lxml's loaded module ``path``; whether all of it was
     (if not, what was found before is kept)."""
-    cdef void* found[4]
+    cdef void* found[4]  # len(_LIBXML2_NAMES)
     if not _find_symbols(path, _LIBXML2_NAMES, found):
         return False
     memcpy(&_LIBXML2, found, sizeof(_LIBXML2))

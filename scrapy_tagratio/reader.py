@@ -14,11 +14,11 @@ attributes (``tests/test_reader.py`` checks it on every development page):
   functions are found in lxml's module and a probe page reads as the tree walk reads
   it). A larger page, or any page where the SAX reader is not used, is parsed into
   libxml2's tree and one C loop over it, through lxml's public C API, fills the recorder.
-  Both about twice as fast as the target or more, but the tree is held while it is read,
-  and it stops nesting at depth 2048 (``huge_tree``) where the parser target does not: a
-  tree that reaches that depth is read again by the target (the linear path for deep
-  nesting), and so is a page above :data:`KERNEL_MAX_CHARS` (its tree would cost more
-  memory than the events).
+  Either is faster than the target, but the tree is held while it is read, and it stops
+  nesting at depth 2048 (``huge_tree``) where the parser target does not: a tree that
+  reaches that depth is read again by the target (the linear path for deep nesting), and
+  so is a page above :data:`KERNEL_MAX_CHARS` (its tree would cost more memory than the
+  events).
 
 The kernel is used when it was built and imports against the lxml and libxml2 it was
 compiled for (:func:`kernel_status`); ``TAGRATIO_READER=target`` forces the pure path.
