@@ -19,6 +19,10 @@ the node table's characters (runs of text with their white space collapsed),
 :func:`first_codes` numbers tag names, :func:`text_lengths` measures runs of text,
 :func:`tree_sums` evaluates the default's block model, and :func:`automaton_counts` runs
 the language detector's byte automaton.
+
+:func:`sax_walk` reads a page without a tree: libxml2's HTML parser (found in lxml's
+``etree`` module by :func:`bind_libxml2`) calls it per start tag, run of text and end tag,
+and it drives the same :class:`_Events` as :func:`walk`, so the events are the same.
 """
 
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_FromStringAndSize, PyByteArray_Resize
@@ -31,12 +35,14 @@ from cpython.unicode cimport (
     Py_UNICODE_ISSPACE, PyUnicode_1BYTE_DATA, PyUnicode_1BYTE_KIND, PyUnicode_DATA,
     PyUnicode_DecodeUTF8, PyUnicode_KIND, PyUnicode_New, PyUnicode_WRITE,
 )
-from libc.string cimport memcmp, memcpy, strlen
+from libc.string cimport memcmp, memcpy, memset, strlen
 
 cimport cython
 cimport lxml.includes.etreepublic as cetree
 from lxml.includes cimport tree
 from lxml.includes.tree cimport xmlAttr, xmlNode
+
+import sys
 
 cetree.import_lxml__etree()
 
@@ -353,12 +359,13 @@ cdef str _assembled_hint(xmlNode* node, hint_names):
 
 @cython.final
 cdef class _Events:
-    """What the two walks (:func:`walk`, :func:`walk_lexbor`) share: the events, texts,
-    tags, hints, links and the tree's shape as they grow, the codes of tag and attribute
-    names, the opening and closing of elements, one element's attributes as the walk
-    reports them (their codes, the hint's raw parts, the links) and the batches of
-    signals for ``recorder.read_signals``. Each walk reads its library's nodes (names,
-    attribute values, texts, children) and drives this in document order."""
+    """What the three readers (the walks :func:`walk` and :func:`walk_lexbor`, and
+    :func:`sax_walk`) share: the events, texts, tags, hints, links and the tree's shape as
+    they grow, the codes of tag and attribute names, the opening and closing of elements,
+    one element's attributes as the reader reports them (their codes, the hint's raw parts,
+    the links) and the batches of signals for ``recorder.read_signals``. Each reads its
+    library's nodes or callbacks (names, attribute values, texts, children) and drives this
+    in document order."""
 
     cdef list tags, texts, hints, names, signal_indices, signal_attribs
     cdef dict kept
@@ -1100,21 +1107,37 @@ cdef tr_lxb_step_f _first_attr = NULL  # lxb_dom_element_first_attribute_noi
 cdef tr_lxb_step_f _next_attr = NULL  # lxb_dom_element_next_attribute_noi
 
 
-def bind_lexbor(bytes path):
-    """Find lexbor's functions in selectolax's loaded module ``path``; whether all were."""
-    global _element_name, _attr_name, _attr_value, _first_attr, _next_attr
+cdef bint _find_symbols(bytes path, tuple names, void** found) except -1:
+    """Find the functions ``names`` (bytes) in the loaded module ``path`` (not loaded: not
+    found), into ``found``; whether all were."""
     cdef void* handle = dlopen(path, RTLD_NOW | RTLD_NOLOAD)
+    cdef Py_ssize_t i
     if handle is NULL:
         return False
-    _element_name = <tr_lxb_name_f>dlsym(handle, "lxb_dom_element_qualified_name")
-    _attr_name = <tr_lxb_name_f>dlsym(handle, "lxb_dom_attr_qualified_name")
-    _attr_value = <tr_lxb_name_f>dlsym(handle, "lxb_dom_attr_value_noi")
-    _first_attr = <tr_lxb_step_f>dlsym(handle, "lxb_dom_element_first_attribute_noi")
-    _next_attr = <tr_lxb_step_f>dlsym(handle, "lxb_dom_element_next_attribute_noi")
-    return not (
-        _element_name is NULL or _attr_name is NULL or _attr_value is NULL
-        or _first_attr is NULL or _next_attr is NULL
-    )
+    for i in range(len(names)):
+        found[i] = dlsym(handle, <bytes>names[i])
+        if found[i] is NULL:
+            return False
+    return True
+
+
+def bind_lexbor(bytes path):
+    """Find lexbor's functions in selectolax's loaded module ``path``; whether all were
+    (if not, what was found before is kept)."""
+    global _element_name, _attr_name, _attr_value, _first_attr, _next_attr
+    cdef void* found[5]
+    if not _find_symbols(path, (
+        b"lxb_dom_element_qualified_name", b"lxb_dom_attr_qualified_name",
+        b"lxb_dom_attr_value_noi", b"lxb_dom_element_first_attribute_noi",
+        b"lxb_dom_element_next_attribute_noi",
+    ), found):
+        return False
+    _element_name = <tr_lxb_name_f>found[0]
+    _attr_name = <tr_lxb_name_f>found[1]
+    _attr_value = <tr_lxb_name_f>found[2]
+    _first_attr = <tr_lxb_step_f>found[3]
+    _next_attr = <tr_lxb_step_f>found[4]
+    return True
 
 
 cdef inline str _lxb_text(const unsigned char* data, size_t length):
@@ -1291,3 +1314,212 @@ def scan_markup(const unsigned char[:] data, Py_ssize_t limit):
             if found is not NULL:
                 html_end = found - base + 1
     return deep, tbody, html_end
+
+
+# ----------------------------------------------------------------------------- SAX driver
+# The reader without a tree: the third driver of _Events, from the SAX callbacks of
+# libxml2's HTML parser. lxml's wheels link libxml2 into its ``etree`` module and export its
+# functions: they are found there at run time (:func:`bind_libxml2`), as lexbor's are in
+# selectolax's module; ``htmlSAXHandler`` is from the libxml2 headers lxml ships. Only the
+# element and text callbacks are set, so libxml2 builds no tree. The Python side checks this
+# reader against :func:`walk` on a probe page before using it.
+cdef extern from "libxml/HTMLparser.h":
+    ctypedef void (*tr_start_f)(void* ctx, const unsigned char* name, const unsigned char** atts)
+    ctypedef void (*tr_end_f)(void* ctx, const unsigned char* name)
+    ctypedef void (*tr_chars_f)(void* ctx, const unsigned char* ch, int len)
+    ctypedef struct htmlSAXHandler:
+        tr_start_f startElement
+        tr_end_f endElement
+        tr_chars_f characters
+        tr_chars_f ignorableWhitespace
+        tr_chars_f cdataBlock
+        unsigned int initialized
+    int HTML_PARSE_NODEFDTD, HTML_PARSE_NOERROR, HTML_PARSE_NOWARNING, HTML_PARSE_NONET
+    int HTML_PARSE_COMPACT, HTML_PARSE_HUGE, HTML_PARSE_RECOVER
+
+ctypedef void* (*tr_new_ctxt_f)(const htmlSAXHandler* sax, void* user)
+ctypedef void* (*tr_read_memory_f)(void* ctxt, const char* buf, int size, const char* url,
+                                   const char* encoding, int options)
+ctypedef void (*tr_ctxt_f)(void* ctxt)
+
+# libxml2's functions, in the order of _LIBXML2_NAMES (dlsym's pointers, copied as found).
+ctypedef struct tr_libxml2_t:
+    tr_new_ctxt_f new_ctxt
+    tr_read_memory_f read_memory
+    tr_ctxt_f free_ctxt
+    tr_ctxt_f stop
+
+_LIBXML2_NAMES = (
+    b"htmlNewSAXParserCtxt", b"htmlCtxtReadMemory", b"htmlFreeParserCtxt", b"xmlStopParser"
+)
+cdef tr_libxml2_t _LIBXML2  # static: NULL until bound
+assert sizeof(tr_libxml2_t) == len(_LIBXML2_NAMES) * sizeof(void*)
+cdef htmlSAXHandler _SAX
+cdef int _SAX_OPTIONS = (HTML_PARSE_RECOVER | HTML_PARSE_NODEFDTD | HTML_PARSE_NOERROR
+                         | HTML_PARSE_NOWARNING | HTML_PARSE_NONET | HTML_PARSE_COMPACT
+                         | HTML_PARSE_HUGE)
+
+
+def bind_libxml2(bytes path):
+    """Find libxml2's HTML parser in lxml's loaded module ``path``; whether all of it was
+    (if not, what was found before is kept)."""
+    cdef void* found[4]  # len(_LIBXML2_NAMES)
+    if not _find_symbols(path, _LIBXML2_NAMES, found):
+        return False
+    memcpy(&_LIBXML2, found, sizeof(_LIBXML2))
+    memset(&_SAX, 0, sizeof(_SAX))
+    _SAX.startElement = _sax_start
+    _SAX.endElement = _sax_end
+    _SAX.characters = _sax_chars
+    _SAX.ignorableWhitespace = _sax_chars
+    _SAX.cdataBlock = _sax_chars
+    _SAX.initialized = 1
+    return True
+
+
+cdef const char* _EMPTY = ""
+
+
+@cython.final
+cdef class _SaxDriver:
+    """One page's SAX reading: libxml2's callbacks (:func:`_sax_start`, :func:`_sax_end`,
+    :func:`_sax_chars`) into :class:`_Events`, as :func:`walk` drives it over the tree.
+    Runs of text are coalesced until the next tag (libxml2 splits them at entities, dropped
+    comments and its buffer's edges, the tree holds them whole); an exception in a callback
+    (``check_deadline``'s) is kept, the parser stopped, and it is raised after the parse."""
+
+    cdef _Events out
+    cdef object tag_names, error
+    cdef _Bytes run  # the current run of text, coalesced across characters() calls
+    cdef void* ctxt
+    cdef int depth, deepest
+
+    cdef int flush(self) except -1:
+        if self.run.size:
+            # Text outside every element: the tree has no place for it (libxml2's tree
+            # builder drops it), and _Events would then leave the shape to Python.
+            if not self.out.in_code and self.out.stack.size:
+                self.out.text(PyUnicode_DecodeUTF8(self.run.data, self.run.size, NULL))
+            self.run.size = 0
+        return 0
+
+    cdef int start(self, const unsigned char* name, const unsigned char** atts) except -1:
+        cdef _Events out = self.out
+        cdef int tag, code
+        cdef Py_ssize_t index
+        cdef const unsigned char** pair
+        cdef const char* value
+        cdef dict attrib
+        cdef str key
+        self.flush()
+        out.reserve()
+        tag = out.tag_codes.get(<const char*>name)
+        if tag < 0:
+            tag = out.new_tag(self.tag_names[_text(<const char*>name)])
+            out.tag_codes.put(<const char*>name, tag)
+        index = out.open(tag)
+        if atts is not NULL and atts[0] is not NULL:
+            out.start_attributes()
+            pair = atts
+            while pair[0] is not NULL:
+                code = out.attribute_codes.get(<const char*>pair[0])
+                if code < 0:
+                    code = out.new_attribute(_text(<const char*>pair[0]))
+                    out.attribute_codes.put(<const char*>pair[0], code)
+                value = <const char*>pair[1] if pair[1] is not NULL else _EMPTY
+                if code == SIGNAL:
+                    out.signal = True
+                elif code == STYLE:
+                    out.style(_text(value))
+                elif CLASS <= code <= ITEMPROP:
+                    out.parts[code - CLASS] = value
+                    out.lengths[code - CLASS] = strlen(value)
+                    out.hint_part(code)
+                elif code != OTHER:
+                    out.link(code, _text(value))
+                pair += 2
+            attrib = None
+            if out.end_attributes(index, None, tag):
+                attrib = {}
+                pair = atts
+                while pair[0] is not NULL:
+                    key = _text(<const char*>pair[0])
+                    if key not in attrib:
+                        attrib[key] = _text(<const char*>pair[1] if pair[1] is not NULL else _EMPTY)
+                    pair += 2
+            out.signals(index, attrib)
+        out.stack.append(index)
+        self.depth += 1
+        if self.depth > self.deepest:
+            self.deepest = self.depth
+        return 0
+
+    cdef int end(self) except -1:
+        self.flush()
+        self.out.close()
+        self.depth -= 1
+        return 0
+
+    cdef void fail(self) noexcept:
+        if self.error is None:
+            self.error = sys.exc_info()[1]
+        _LIBXML2.stop(self.ctxt)
+
+
+cdef void _sax_start(void* ctx, const unsigned char* name, const unsigned char** atts) noexcept:
+    cdef _SaxDriver driver = <_SaxDriver>ctx
+    if driver.error is not None:
+        return
+    try:
+        driver.start(name, atts)
+    except BaseException:
+        driver.fail()
+
+
+cdef void _sax_end(void* ctx, const unsigned char* name) noexcept:
+    cdef _SaxDriver driver = <_SaxDriver>ctx
+    if driver.error is not None:
+        return
+    try:
+        driver.end()
+    except BaseException:
+        driver.fail()
+
+
+cdef void _sax_chars(void* ctx, const unsigned char* ch, int length) noexcept:
+    cdef _SaxDriver driver = <_SaxDriver>ctx
+    try:
+        driver.run.add(<const char*>ch, length)
+    except BaseException:
+        driver.fail()
+
+
+def sax_walk(
+    const unsigned char[:] data, recorder, tag_names, signal_attributes, signal_elements,
+    int batch,
+):
+    """Record the page ``data`` (UTF-8, as :func:`walk`'s tree was parsed from) into
+    ``recorder`` as :func:`walk` records its tree, from libxml2's SAX events with the
+    kernel parser's options (:func:`bind_libxml2` first); the deepest element's depth.
+    Without a tree, nothing limits the depth and the page is never held twice."""
+    cdef _SaxDriver driver = _SaxDriver()
+    driver.out = _Events(recorder, signal_attributes, signal_elements, batch)
+    driver.tag_names = tag_names
+    driver.run = _Bytes()
+    if _LIBXML2.new_ctxt is NULL:
+        raise RuntimeError("libxml2's HTML parser was not found: call bind_libxml2 first")
+    driver.ctxt = _LIBXML2.new_ctxt(&_SAX, <void*>driver)
+    if driver.ctxt is NULL:
+        raise MemoryError()
+    try:
+        _LIBXML2.read_memory(driver.ctxt, <const char*>&data[0], <int>data.shape[0], NULL,
+                             "UTF-8", _SAX_OPTIONS)
+    finally:
+        _LIBXML2.free_ctxt(driver.ctxt)
+    if driver.error is not None:
+        raise driver.error
+    driver.flush()
+    while driver.depth > 0:  # libxml2 closes every element; in case
+        driver.end()
+    driver.out.finish(recorder)
+    return driver.deepest

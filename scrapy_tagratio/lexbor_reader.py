@@ -40,6 +40,7 @@ from .events import _BATCH, _TAG_NAMES, SIGNAL_ATTRIBUTES, SIGNAL_ELEMENTS, Page
 __all__ = [
     "KERNEL_FUNCTIONS",
     "MAX_BLOCK_DEPTH",
+    "PROBE",
     "lexbor_status",
     "lexbor_walk_kernel",
     "lexbor_walk_status",
@@ -55,7 +56,8 @@ __all__ = [
 KERNEL_FUNCTIONS = (
     "walk", "walk_lexbor", "bind_lexbor", "scan_markup", "collapsed_lengths", "text_lengths",
     "text_lines", "collapsed_runs", "first_codes", "nearest_flagged", "subtree_mask",
-    "subtree_sums", "subtree_argmax", "tree_sums", "automaton_counts",
+    "subtree_sums", "subtree_argmax", "tree_sums", "automaton_counts", "bind_libxml2",
+    "sax_walk",
 )  # fmt: skip
 
 
@@ -202,9 +204,10 @@ def read_lexbor(
     return recorder.close()
 
 
-#: A page with what the walks must agree on: attributes (hints, links, signals, valueless
-#: and entity-laden values), text runs split by comments, code, tables, foreign elements.
-_PROBE = (
+#: A page with what the walks (here, and the kernel's readers of libxml2's parser in
+#: :mod:`.reader`) must agree on: attributes (hints, links, signals, valueless and
+#: entity-laden values), text runs split by comments, code, tables, foreign elements.
+PROBE = (
     '<html lang="en"><head><title>T &amp; U</title><meta name="d" content="x">'
     '<link rel="next" href="/2"><script type="application/ld+json">{"a": 1}</script>'
     "<script>var x = '<p>';</script><style>p{}</style></head><body class=\"B\">"
@@ -238,7 +241,7 @@ def _load_walk() -> tuple[ModuleType | None, str]:
     previous, _KERNEL = _KERNEL, kernel
     try:
         pages = [
-            read_lexbor(_PROBE.encode("utf-8"), _no_linear, lambda: None, compiled)
+            read_lexbor(PROBE.encode("utf-8"), _no_linear, lambda: None, compiled)
             for compiled in (True, False)
         ]
     finally:

@@ -8,10 +8,14 @@ attributes (``tests/test_reader.py`` checks it on every development page):
 
 * ``"target"``, pure Python: the parser calls the recorder for every start tag, run of
   text and end tag (lxml's *parser target*), and no tree is built;
-* ``"kernel"``, compiled (``_kernel.pyx``, built when a C compiler is there): the parser
-  builds its tree and one C loop over it, through lxml's public C API, fills the recorder.
-  About twice as fast, but the tree is held while it is read, and libxml2's tree stops
-  nesting at depth 2048 (``huge_tree``) where the parser target does not: a page that
+* ``"kernel"``, compiled (``_kernel.pyx``, built when a C compiler is there): a page of
+  one part (the parser reads it from memory) goes through libxml2's SAX callbacks into
+  the kernel's recorder loop, and no tree is built (:func:`sax_status`: when libxml2's
+  functions are found in lxml's module and a probe page reads as the tree walk reads
+  it). A larger page, or any page where the SAX reader is not used, is parsed into
+  libxml2's tree and one C loop over it, through lxml's public C API, fills the recorder.
+  Either is faster than the target, but the tree is held while it is read, and it stops
+  nesting at depth 2048 (``huge_tree``) where the parser target does not: a tree that
   reaches that depth is read again by the target (the linear path for deep nesting), and
   so is a page above :data:`KERNEL_MAX_CHARS` (its tree would cost more memory than the
   events).
@@ -64,6 +68,7 @@ __all__ = [
     "parse_html",
     "parser_input",
     "read_page",
+    "sax_status",
 ]
 
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>", re.I)
@@ -195,10 +200,34 @@ def active_kernel() -> ModuleType | None:
 def _read_kernel(
     text: str, check_deadline: Callable[[], None], utf8: bytes | None = None
 ) -> PageEvents:
-    """The compiled reader: libxml2's tree, walked in C into the recorder. Falls back to the
-    target for a page too large or too deep for the tree (see the module's docstring)."""
+    """The compiled reader: a page of one part by libxml2's SAX callbacks where the SAX
+    reader is used (:func:`sax_status`), else libxml2's tree walked in C; the target for a
+    page too large for the tree (see the module's docstring)."""
     if _KERNEL is None or len(text) > KERNEL_MAX_CHARS:
         return _read_target(text, check_deadline, utf8)
+    if _SAX is not None:
+        prepared = parser_input(text, utf8)
+        if len(prepared) <= _FEED_CHARS:  # else more than _FEED_CHARS bytes too
+            data = prepared_utf8(text, prepared, utf8) or prepared.encode("utf-8", "replace")
+            if len(data) <= _FEED_CHARS:  # one part, parsed from memory
+                return _read_sax(_SAX, data, check_deadline)
+    return _read_tree(text, check_deadline, utf8)
+
+
+def _read_sax(kernel: ModuleType, data: bytes, check_deadline: Callable[[], None]) -> PageEvents:
+    """The page ``data`` (prepared, in UTF-8) from libxml2's SAX callbacks, recorded in C
+    by ``kernel``, without a tree (nor its depth cap)."""
+    recorder = _Recorder(check_deadline)
+    kernel.sax_walk(data, recorder, _TAG_NAMES, SIGNAL_ATTRIBUTES, SIGNAL_ELEMENTS, _BATCH)
+    return recorder.close()
+
+
+def _read_tree(
+    text: str, check_deadline: Callable[[], None], utf8: bytes | None = None
+) -> PageEvents:
+    """libxml2's tree of the page, walked in C into the recorder; the target for a page too
+    deep for the tree."""
+    assert _KERNEL is not None
     root = _feed(text, etree.HTMLParser(**_KERNEL_OPTIONS), utf8)
     if root is None:
         return _read_target(text, check_deadline, utf8)
@@ -209,6 +238,38 @@ def _read_kernel(
     if deepest >= _TREE_DEPTH_CAP:
         return _read_target(text, check_deadline, utf8)
     return recorder.close()
+
+
+#: The probe page of lexbor's compiled walk and markup after ``</html>`` (libxml2 reports
+#: it outside the root element; the tree keeps what is in elements, as a second root).
+_SAX_PROBE = lexbor_reader.PROBE + "<p>after <b>the</b> end</p> text &amp; more"
+
+
+def _load_sax(kernel: ModuleType | None, lxml_module: str) -> tuple[ModuleType | None, str]:
+    """The kernel when it reads one-part pages by libxml2's SAX callbacks, and why (not):
+    when it finds libxml2's HTML parser in lxml's module ``lxml_module`` (exported by
+    lxml's wheels, which link libxml2 into it; a build against a shared libxml2 may not
+    export it) and reads the probe page exactly as its tree walk does."""
+    if kernel is None:
+        return None, "no compiled kernel"
+    if not kernel.bind_libxml2(os.fsencode(lxml_module)):
+        return None, "libxml2's HTML parser was not found in lxml's module: the tree is walked"
+    probe = parser_input(_SAX_PROBE)
+    if not lexbor_reader.same_events(
+        _read_sax(kernel, probe.encode("utf-8"), lambda: None),
+        _read_tree(probe, lambda: None),
+    ):
+        return None, "the SAX reader reads the probe page differently: the tree is walked"
+    return kernel, "one-part pages read from libxml2's SAX callbacks, no tree"
+
+
+_SAX, _SAX_STATUS = _load_sax(_KERNEL, etree.__file__ or "")
+
+
+def sax_status() -> tuple[bool, str]:
+    """Whether the kernel reads pages of one part without a tree (libxml2's SAX
+    callbacks) here, and why (not)."""
+    return _SAX is not None, _SAX_STATUS
 
 
 def _read_lexbor(

@@ -19,13 +19,23 @@ from benchmarks import _data
 from scrapy_tagratio import lexbor_reader, reader
 from scrapy_tagratio.decoding import _decode_utf8
 from scrapy_tagratio.document import decode_html
-from scrapy_tagratio.reader import EVENT_TEXT, READERS, PageEvents, kernel_status, read_page
+from scrapy_tagratio.events import _BATCH
+from scrapy_tagratio.reader import (
+    EVENT_TEXT,
+    READERS,
+    PageEvents,
+    kernel_status,
+    read_page,
+    sax_status,
+)
 
 KERNEL_BUILT, KERNEL_STATUS = kernel_status()
+SAX_USED, SAX_STATUS = sax_status()
 #: The readers through libxml2's parser, whose events are its tree's (lexbor's HTML5 trees
 #: differ in places: tests/test_lexbor_reader.py).
 LIBXML2_READERS = ["target", "kernel"]
 needs_kernel = pytest.mark.skipif(not KERNEL_BUILT, reason=f"compiled reader: {KERNEL_STATUS}")
+needs_sax = pytest.mark.skipif(not SAX_USED, reason=f"the kernel's SAX reader: {SAX_STATUS}")
 #: Arrays of :class:`PageEvents`, compared element by element between readers.
 ARRAYS = ("parent", "depth", "end", "hints", "kinds", "nodes", "pieces")
 
@@ -128,7 +138,8 @@ def test_events_of_development_pages_give_the_tree_lxml_builds(
 @pytest.mark.skipif(_data.benchmarks_dir() is None, reason="needs ../shared/benchmarks")
 def test_both_readers_give_the_same_events_on_every_development_page() -> None:
     """The kernel's events, hints and attributes are the target's on all 1,961 pages of the
-    protocol's pool, so the models fitted on the target's node tables need no refit. Every
+    protocol's pool, so the models fitted on the target's node tables need no refit; where
+    the kernel reads pages by libxml2's SAX callbacks, so does its walk of the tree. Every
     tenth page by default; all of them with ``TAGRATIO_ALL_PAGES=1`` (CI's kernel run)."""
     from benchmarks import protocol
 
@@ -136,27 +147,88 @@ def test_both_readers_give_the_same_events_on_every_development_page() -> None:
     for page in protocol.pool()[::step]:
         text = decode_html(page.html())
         try:
-            assert_same_events(read_page(text, reader="kernel"), read_page(text, reader="target"))
+            kernel = read_page(text, reader="kernel")
+            assert_same_events(kernel, read_page(text, reader="target"))
+            if SAX_USED:
+                assert_same_events(reader._read_tree(text, lambda: None), kernel)
         except AssertionError as exc:
             raise AssertionError(f"{page.key}: {exc}") from None
 
 
 @needs_kernel
+@pytest.mark.parametrize("sax", [True, False], ids=["SAX reader", "tree walk"])
 @pytest.mark.parametrize(
-    ("html", "elements"),
+    ("html", "elements", "limit"),
     [
-        ("<div>" * 3000 + "deep" + "</div>" * 3000, 3002),  # deeper than libxml2's tree keeps
-        ("<p>" + "<b>x</b>" * 2000 + "</p>", 2003),  # html, body, p and the b
+        # deeper than libxml2's tree keeps
+        ("<div>" * 3000 + "deep" + "</div>" * 3000, 3002, reader.KERNEL_MAX_CHARS),
+        ("<p>" + "<b>x</b>" * 2000 + "</p>", 2003, 10_000),  # html, body, p and the b
     ],
     ids=["beyond the tree's depth cap", "above the kernel's size limit"],
 )
 def test_pages_the_tree_cannot_hold_are_read_whole(
-    html: str, elements: int, monkeypatch: pytest.MonkeyPatch
+    html: str, elements: int, limit: int, sax: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(reader, "KERNEL_MAX_CHARS", 10_000)
+    if sax and not SAX_USED:
+        pytest.skip(SAX_STATUS)
+    monkeypatch.setattr(reader, "KERNEL_MAX_CHARS", limit)
+    if not sax:
+        monkeypatch.setattr(reader, "_SAX", None)
     kernel, target = read_page(html, reader="kernel"), read_page(html, reader="target")
     assert len(kernel) == elements
     assert_same_events(kernel, target)
+
+
+class _Late(Exception):
+    """The deadline passed (raised by a test's ``check_deadline``)."""
+
+
+@needs_sax
+def test_a_deadline_raising_inside_the_sax_reader_stops_the_parse() -> None:
+    """``check_deadline`` raising in libxml2's callbacks (every batch of elements with
+    attributes) stops the parser there, and the exception reaches the caller: it is
+    called no more after it raised; the next page reads as before."""
+    html = "<html><body>" + '<div class="c">x</div>' * (10 * _BATCH) + "</body></html>"
+    calls = []
+
+    def check_deadline() -> None:
+        calls.append(1)
+        if len(calls) == 2:
+            raise _Late
+
+    assert len(html) <= reader._FEED_CHARS  # one part: the SAX reader's
+    with pytest.raises(_Late):
+        read_page(html, check_deadline, reader="kernel")
+    assert len(calls) == 2
+    page = TRICKY_PAGES["comments split text"]
+    assert_same_events(read_page(page, reader="kernel"), read_page(page, reader="target"))
+
+
+@needs_sax
+def test_without_libxml2s_functions_the_tree_is_walked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where libxml2's HTML parser is not found in the module named (one not loaded, or
+    loaded without it: the kernel's own), the SAX reader is not used and the kernel
+    reader walks the tree, with the same events; the functions found before are kept."""
+    kernel = reader._KERNEL
+    assert kernel is not None
+    for module in ("/nonexistent/etree.so", kernel.__file__):
+        sax, why = reader._load_sax(kernel, module)
+        assert sax is None
+        assert "not found" in why
+    monkeypatch.setattr(reader, "_SAX", None)
+    walked = []
+    read_tree = reader._read_tree
+
+    def spied(*args: Any) -> PageEvents:
+        walked.append(1)
+        return read_tree(*args)
+
+    monkeypatch.setattr(reader, "_read_tree", spied)
+    html = "".join(TRICKY_PAGES.values())
+    assert_same_events(read_page(html, reader="kernel"), read_page(html, reader="target"))
+    assert walked
+    data = html.encode()
+    assert_same_events(reader._read_sax(kernel, data, lambda: None), read_tree(html, lambda: None))
 
 
 def test_a_kernel_built_for_other_versions_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -200,6 +272,7 @@ def test_the_kernel_is_there_where_ci_builds_it() -> None:
     if os.environ.get("TAGRATIO_EXPECT_KERNEL") != "1":
         pytest.skip("TAGRATIO_EXPECT_KERNEL is not set")
     assert KERNEL_BUILT, KERNEL_STATUS
+    assert SAX_USED, SAX_STATUS
     expected = os.environ.get(reader.READER_VARIABLE) or "kernel"
     assert expected == reader.DEFAULT_READER
 

@@ -1,13 +1,14 @@
-"""speed12: the SAX driver of _Events (``kernelsax``, see ``setup_kernelsax.py``) against
-main's kernel reader: the same PageEvents on every pool page? and the time of each, every
+"""speed12: the SAX driver of _Events (in the package's kernel since speed13:
+``reader._read_sax``) against the kernel's tree walk (``reader._read_tree``, main's kernel
+reader before speed13): the same PageEvents on every pool page? and the time of each, every
 way ``repeats`` times per page in alternating order, the best by the thread's CPU time,
 as medians of per-page ratios (and ratios of sums) to lxml's parse of the page's bytes.
 From the repository's root, ``TAGRATIO_BENCHMARKS`` set, ``D=docs/experiments/sax_reader``:
 
-    PYTHONPATH=.:$D python $D/sax_reader_check.py check [pages]
-    PYTHONPATH=.:$D python $D/sax_reader_check.py time [pages] [repeats]
+    PYTHONPATH=. python $D/sax_reader_check.py check [pages]
+    PYTHONPATH=. python $D/sax_reader_check.py time [pages] [repeats]
 
-``stages_tree.sh`` makes a checkout for ``benchmarks.stages --against`` with this reader.
+("kernel" below is the tree walk, "sax" the SAX reader.)
 """
 
 import dataclasses
@@ -17,7 +18,6 @@ import statistics
 import sys
 import time
 
-import kernelsax
 import numpy as np
 from lxml import etree
 
@@ -25,24 +25,14 @@ from benchmarks.protocol import pool
 from scrapy_tagratio import document, reader
 from scrapy_tagratio.decoding import _decode_utf8
 
-assert kernelsax.bind_libxml2(etree.__file__.encode())
-assert reader._KERNEL is not None
+assert reader.sax_status()[0], reader.sax_status()
 
 
 def read_sax(text, check_deadline, utf8=None):
-    """As reader._read_kernel, with the SAX driver instead of the tree and its walk."""
+    """As reader._read_kernel reads a page of one part (any page here)."""
     prepared = reader.parser_input(text, utf8)
     data = reader.prepared_utf8(text, prepared, utf8) or prepared.encode("utf-8", "replace")
-    recorder = reader._Recorder(check_deadline)
-    kernelsax.sax_walk(
-        data,
-        recorder,
-        reader._TAG_NAMES,
-        reader.SIGNAL_ATTRIBUTES,
-        reader.SIGNAL_ELEMENTS,
-        reader._BATCH,
-    )
-    return recorder.close()
+    return reader._read_sax(reader._SAX, data, check_deadline)
 
 
 def differences(a, b):
@@ -68,16 +58,13 @@ def _decode_and_read_sax(raw):
     return read_sax(text, lambda: None, utf8)
 
 
-reader.READERS["sax"] = read_sax
-
-
-def _sax_document_page(raw):
-    """Document(raw).page, the reading stage, with the SAX reader as the default."""
-    reader.DEFAULT_READER = "sax"
+def _tree_document_page(raw):
+    """Document(raw).page, the reading stage, with the tree walk for every page."""
+    sax, reader._SAX = reader._SAX, None
     try:
         return document.Document(raw).page
     finally:
-        reader.DEFAULT_READER = "kernel"
+        reader._SAX = sax
 
 
 def check(limit):
@@ -86,7 +73,7 @@ def check(limit):
     for index, page in enumerate(pages):
         with gzip.open(page.path) as handle:
             text, utf8 = text_of(handle.read())
-        a = reader._read_kernel(text, lambda: None, utf8)
+        a = reader._read_tree(text, lambda: None, utf8)
         b = read_sax(text, lambda: None, utf8)
         diff = differences(a, b)
         if diff:
@@ -101,11 +88,11 @@ def time_them(limit, repeats):
     pages = pool()
     ways = {
         "ref": lambda raw, text, utf8: etree.fromstring(raw, etree.HTMLParser()),
-        "kernel reading": lambda raw, text, utf8: document.Document(raw).page,
-        "kernel read": lambda raw, text, utf8: reader._read_kernel(text, lambda: None, utf8),
+        "kernel reading": lambda raw, text, utf8: _tree_document_page(raw),
+        "kernel read": lambda raw, text, utf8: reader._read_tree(text, lambda: None, utf8),
         "sax read": lambda raw, text, utf8: read_sax(text, lambda: None, utf8),
         "decode+sax read": lambda raw, text, utf8: _decode_and_read_sax(raw),
-        "sax reading": lambda raw, text, utf8: _sax_document_page(raw),
+        "sax reading": lambda raw, text, utf8: document.Document(raw).page,
     }
     times = {name: [] for name in ways}
     gc.collect()
