@@ -327,8 +327,7 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
         if beside != main:
             main = beside
             under_tag, under_hint = furniture_around(main)
-    excluded = structures.comment | structures.teaser | nodes.with_descendants(named)
-    sections = sections_parent(nodes, sums, main, excluded)
+    sections = sections_parent(nodes, sums, main, threads | structures.teaser)
     if sections != main:
         main = sections
         under_tag, under_hint = furniture_around(main)
