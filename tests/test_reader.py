@@ -349,17 +349,9 @@ def test_a_deadline_raising_while_parts_are_pushed_stops_the_parse(
     assert_same_events(read_page(page, reader="kernel"), read_page(page, reader="target"))
 
 
-@needs_sax
-def test_without_libxml2s_functions_the_tree_is_walked(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Where libxml2's HTML parser is not found in the module named (one not loaded, or
-    loaded without it: the kernel's own), the SAX reader is not used and the kernel
-    reader walks the tree, with the same events; the functions found before are kept."""
-    kernel = reader._KERNEL
-    assert kernel is not None
-    for module in ("/nonexistent/etree.so", kernel.__file__):
-        sax, why = reader._load_sax(kernel, module)
-        assert sax is None
-        assert "not found" in why
+def _assert_the_tree_is_walked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the SAX reader not used, the kernel reader walks the tree, with the target's
+    events (the tricky pages run together)."""
     monkeypatch.setattr(reader, "_SAX", None)
     walked = []
     read_tree = reader._read_tree
@@ -372,9 +364,23 @@ def test_without_libxml2s_functions_the_tree_is_walked(monkeypatch: pytest.Monke
     html = "".join(TRICKY_PAGES.values())
     assert_same_events(read_page(html, reader="kernel"), read_page(html, reader="target"))
     assert walked
-    data = html.encode()
-    sax = reader._read_sax(kernel, [data], lambda: None)
-    assert_same_events(sax, read_tree(html, lambda: None))
+
+
+@needs_sax
+def test_without_libxml2s_functions_the_tree_is_walked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where libxml2's HTML parser is not found in the module named (one not loaded, or
+    loaded without it: the kernel's own), the SAX reader is not used and the kernel
+    reader walks the tree, with the same events; the functions found before are kept."""
+    kernel = reader._KERNEL
+    assert kernel is not None
+    for module in ("/nonexistent/etree.so", kernel.__file__):
+        sax, why = reader._load_sax(kernel, module)
+        assert sax is None
+        assert "not found" in why
+    _assert_the_tree_is_walked(monkeypatch)
+    html = "".join(TRICKY_PAGES.values())
+    sax = reader._read_sax(kernel, [html.encode()], lambda: None)
+    assert_same_events(sax, reader._read_tree(html, lambda: None))
 
 
 @needs_sax
@@ -393,19 +399,8 @@ def test_without_the_push_parser_the_tree_is_walked(monkeypatch: pytest.MonkeyPa
     sax, why = reader._load_sax(_kernel, etree.__file__ or "")
     assert sax is None
     assert "not found" in why
-    monkeypatch.setattr(reader, "_SAX", sax)
-    walked = []
-    read_tree = reader._read_tree
-
-    def spied(*args: Any) -> PageEvents:
-        walked.append(1)
-        return read_tree(*args)
-
-    monkeypatch.setattr(reader, "_read_tree", spied)
     monkeypatch.setattr(reader, "_FEED_CHARS", 50)
-    html = "".join(TRICKY_PAGES.values())
-    assert_same_events(read_page(html, reader="kernel"), read_page(html, reader="target"))
-    assert walked
+    _assert_the_tree_is_walked(monkeypatch)
 
 
 def test_a_kernel_built_for_other_versions_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
