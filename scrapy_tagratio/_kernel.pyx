@@ -20,7 +20,7 @@ the node table's characters (runs of text with their white space collapsed),
 :func:`tree_sums` evaluates the default's block model, and :func:`automaton_counts` runs
 the language detector's byte automaton.
 
-:func:`sax_walk` reads a page without a tree: libxml2's HTML parser (found in lxml's
+:func:`sax_read` reads a page without a tree: libxml2's HTML parser (found in lxml's
 ``etree`` module by :func:`bind_libxml2`) calls it per start tag, run of text and end tag,
 and it drives the same :class:`_Events` as :func:`walk`, so the events are the same.
 """
@@ -360,7 +360,7 @@ cdef str _assembled_hint(xmlNode* node, hint_names):
 @cython.final
 cdef class _Events:
     """What the three readers (the walks :func:`walk` and :func:`walk_lexbor`, and
-    :func:`sax_walk`) share: the events, texts, tags, hints, links and the tree's shape as
+    :func:`sax_read`) share: the events, texts, tags, hints, links and the tree's shape as
     they grow, the codes of tag and attribute names, the opening and closing of elements,
     one element's attributes as the reader reports them (their codes, the hint's raw parts,
     the links) and the batches of signals for ``recorder.read_signals``. Each reads its
@@ -1337,20 +1337,32 @@ cdef extern from "libxml/HTMLparser.h":
     int HTML_PARSE_NODEFDTD, HTML_PARSE_NOERROR, HTML_PARSE_NOWARNING, HTML_PARSE_NONET
     int HTML_PARSE_COMPACT, HTML_PARSE_HUGE, HTML_PARSE_RECOVER
 
+cdef extern from "libxml/encoding.h":
+    int XML_CHAR_ENCODING_UTF8
+
 ctypedef void* (*tr_new_ctxt_f)(const htmlSAXHandler* sax, void* user)
 ctypedef void* (*tr_read_memory_f)(void* ctxt, const char* buf, int size, const char* url,
                                    const char* encoding, int options)
 ctypedef void (*tr_ctxt_f)(void* ctxt)
+ctypedef void* (*tr_push_ctxt_f)(htmlSAXHandler* sax, void* user, const char* chunk, int size,
+                                 const char* filename, int encoding)
+ctypedef int (*tr_parse_chunk_f)(void* ctxt, const char* chunk, int size, int terminate)
+ctypedef int (*tr_options_f)(void* ctxt, int options)
 
-# libxml2's functions, in the order of _LIBXML2_NAMES (dlsym's pointers, copied as found).
+# libxml2's functions, in the order of _LIBXML2_NAMES (dlsym's pointers, copied as found):
+# a page of one part is parsed from memory, a larger one pushed part by part.
 ctypedef struct tr_libxml2_t:
     tr_new_ctxt_f new_ctxt
     tr_read_memory_f read_memory
     tr_ctxt_f free_ctxt
     tr_ctxt_f stop
+    tr_push_ctxt_f push_ctxt
+    tr_parse_chunk_f parse_chunk
+    tr_options_f use_options
 
 _LIBXML2_NAMES = (
-    b"htmlNewSAXParserCtxt", b"htmlCtxtReadMemory", b"htmlFreeParserCtxt", b"xmlStopParser"
+    b"htmlNewSAXParserCtxt", b"htmlCtxtReadMemory", b"htmlFreeParserCtxt", b"xmlStopParser",
+    b"htmlCreatePushParserCtxt", b"htmlParseChunk", b"htmlCtxtUseOptions",
 )
 cdef tr_libxml2_t _LIBXML2  # static: NULL until bound
 assert sizeof(tr_libxml2_t) == len(_LIBXML2_NAMES) * sizeof(void*)
@@ -1363,7 +1375,7 @@ cdef int _SAX_OPTIONS = (HTML_PARSE_RECOVER | HTML_PARSE_NODEFDTD | HTML_PARSE_N
 def bind_libxml2(bytes path):
     """Find libxml2's HTML parser in lxml's loaded module ``path``; whether all of it was
     (if not, what was found before is kept)."""
-    cdef void* found[4]  # len(_LIBXML2_NAMES)
+    cdef void* found[7]  # len(_LIBXML2_NAMES)
     if not _find_symbols(path, _LIBXML2_NAMES, found):
         return False
     memcpy(&_LIBXML2, found, sizeof(_LIBXML2))
@@ -1494,26 +1506,47 @@ cdef void _sax_chars(void* ctx, const unsigned char* ch, int length) noexcept:
         driver.fail()
 
 
-def sax_walk(
-    const unsigned char[:] data, recorder, tag_names, signal_attributes, signal_elements,
-    int batch,
+def sax_read(
+    parts, recorder, tag_names, signal_attributes, signal_elements, int batch,
 ):
-    """Record the page ``data`` (UTF-8, as :func:`walk`'s tree was parsed from) into
-    ``recorder`` as :func:`walk` records its tree, from libxml2's SAX events with the
-    kernel parser's options (:func:`bind_libxml2` first); the deepest element's depth.
-    Without a tree, nothing limits the depth and the page is never held twice."""
+    """Record the page ``parts`` (an iterable of its UTF-8 bytes in order, as :func:`walk`'s
+    tree was parsed from) into ``recorder`` as :func:`walk` records its tree, from libxml2's
+    SAX events with the kernel parser's options (:func:`bind_libxml2` first); the deepest
+    element's depth. A page of one part is parsed from memory; a larger one is pushed part
+    by part (``htmlParseChunk``), so that only the part at hand need be encoded, and the
+    deadline is checked after each part as well as in the callbacks. Without a tree,
+    nothing limits the depth and the page is never held twice."""
     cdef _SaxDriver driver = _SaxDriver()
+    cdef const unsigned char[:] data
     driver.out = _Events(recorder, signal_attributes, signal_elements, batch)
     driver.tag_names = tag_names
     driver.run = _Bytes()
     if _LIBXML2.new_ctxt is NULL:
         raise RuntimeError("libxml2's HTML parser was not found: call bind_libxml2 first")
-    driver.ctxt = _LIBXML2.new_ctxt(&_SAX, <void*>driver)
+    parts = iter(parts)
+    data = next(parts)
+    following = next(parts, None)
+    if following is None:  # one part: from memory
+        driver.ctxt = _LIBXML2.new_ctxt(&_SAX, <void*>driver)
+    else:
+        driver.ctxt = _LIBXML2.push_ctxt(&_SAX, <void*>driver, NULL, 0, NULL,
+                                         XML_CHAR_ENCODING_UTF8)
     if driver.ctxt is NULL:
         raise MemoryError()
     try:
-        _LIBXML2.read_memory(driver.ctxt, <const char*>&data[0], <int>data.shape[0], NULL,
-                             "UTF-8", _SAX_OPTIONS)
+        if following is None:
+            _LIBXML2.read_memory(driver.ctxt, <const char*>&data[0], <int>data.shape[0], NULL,
+                                 "UTF-8", _SAX_OPTIONS)
+        else:
+            _LIBXML2.use_options(driver.ctxt, _SAX_OPTIONS)
+            while data is not None and driver.error is None:
+                if data.shape[0]:
+                    _LIBXML2.parse_chunk(driver.ctxt, <const char*>&data[0], <int>data.shape[0], 0)
+                if driver.error is None:
+                    driver.out.check_deadline()
+                data, following = following, next(parts, None)
+            if driver.error is None:
+                _LIBXML2.parse_chunk(driver.ctxt, NULL, 0, 1)
     finally:
         _LIBXML2.free_ctxt(driver.ctxt)
     if driver.error is not None:

@@ -8,17 +8,17 @@ attributes (``tests/test_reader.py`` checks it on every development page):
 
 * ``"target"``, pure Python: the parser calls the recorder for every start tag, run of
   text and end tag (lxml's *parser target*), and no tree is built;
-* ``"kernel"``, compiled (``_kernel.pyx``, built when a C compiler is there): a page of
-  one part (the parser reads it from memory) goes through libxml2's SAX callbacks into
-  the kernel's recorder loop, and no tree is built (:func:`sax_status`: when libxml2's
-  functions are found in lxml's module and a probe page reads as the tree walk reads
-  it). A larger page, or any page where the SAX reader is not used, is parsed into
-  libxml2's tree and one C loop over it, through lxml's public C API, fills the recorder.
-  Either is faster than the target, but the tree is held while it is read, and it stops
-  nesting at depth 2048 (``huge_tree``) where the parser target does not: a tree that
-  reaches that depth is read again by the target (the linear path for deep nesting), and
-  so is a page above :data:`KERNEL_MAX_CHARS` (its tree would cost more memory than the
-  events).
+* ``"kernel"``, compiled (``_kernel.pyx``, built when a C compiler is there): the page
+  goes through libxml2's SAX callbacks into the kernel's recorder loop, and no tree is
+  built (:func:`sax_status`: when libxml2's functions are found in lxml's module and a
+  probe page, whole and pushed in parts, reads as the tree walk reads it); a page of one
+  part is read from memory, a larger one pushed to the parser part by part. Where the SAX
+  reader is not used, the page is parsed into libxml2's tree and one C loop over it,
+  through lxml's public C API, fills the recorder: faster than the target too, but the
+  tree is held while it is read, and it stops nesting at depth 2048 (``huge_tree``) where
+  the parser target and the SAX reader do not: a tree that reaches that depth is read
+  again by the target (the linear path for deep nesting), and so is a page above
+  :data:`KERNEL_MAX_CHARS` (its tree would cost more memory than the events).
 
 The kernel is used when it was built and imports against the lxml and libxml2 it was
 compiled for (:func:`kernel_status`); ``TAGRATIO_READER=target`` forces the pure path.
@@ -33,7 +33,8 @@ from __future__ import annotations
 import importlib
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from itertools import chain
 from types import ModuleType
 from typing import Any
 
@@ -67,6 +68,7 @@ __all__ = [
     "kernel_status",
     "parse_html",
     "parser_input",
+    "parser_parts",
     "read_page",
     "sax_status",
 ]
@@ -88,14 +90,15 @@ _OPTIONS: dict[str, Any] = {
 #: The kernel's tree: without libxml2's table of ``id`` attributes (what ``id()`` in
 #: XPath reads), which the walk does not use and which costs a hash per ``id``.
 _KERNEL_OPTIONS: dict[str, Any] = {**_OPTIONS, "collect_ids": False}
-#: Characters handed to the parser at a time.
+#: Bytes (of the page's own UTF-8) or characters (encoded in turn) handed to the parser
+#: at a time: a page of one part is parsed from memory.
 _FEED_CHARS = 1 << 20
 #: libxml2's tree keeps elements down to this depth (below ``html``) with ``huge_tree``
-#: and drops deeper ones; the parser target sees them all.
+#: and drops deeper ones; the parser target and the SAX reader see them all.
 _TREE_DEPTH_CAP = 2046
-#: Pages above this many characters are read by the target: the kernel holds libxml2's
-#: tree (several times the page) beside the events (lexbor's reader its own tree), the
-#: target never builds it.
+#: Pages above this many characters are read by the target where the kernel would hold
+#: libxml2's tree (several times the page) beside the events (where the SAX reader is not
+#: used; lexbor's reader holds its own tree): the target never builds it.
 KERNEL_MAX_CHARS = 4_000_000
 #: Environment variable naming the reader (a name in :data:`READERS`), read at import.
 READER_VARIABLE = "TAGRATIO_READER"
@@ -106,7 +109,7 @@ def parser_input(text: str, utf8: bytes | None = None) -> str:
     dropped (libxml2 stops at the one and refuses a ``str`` with the other), an unclosed
     first ``<title>`` closed (libxml2 reads everything after it as the title's text, the
     whole page), a blank page replaced by an empty body. ``utf8``: ``text`` in UTF-8, when
-    the caller has it (:func:`prepared_utf8`): a NUL character is a NUL byte there, found
+    the caller has it (:func:`parser_parts`): a NUL character is a NUL byte there, found
     by a byte scan, faster than a scan of a text of two or four bytes a character."""
     if (b"\x00" in utf8) if utf8 is not None else ("\x00" in text):
         text = text.replace("\x00", "")
@@ -118,26 +121,37 @@ def parser_input(text: str, utf8: bytes | None = None) -> str:
     return _EMPTY_PAGE if not text or text.isspace() else text
 
 
-def _feed(text: str, parser: Any, utf8: bytes | None = None) -> Any:
-    """Feed ``text`` (through :func:`parser_input`) to ``parser`` in parts, so neither the
-    encoded page nor libxml2's copy of it is held whole; what ``close()`` returns.
-    ``utf8``: the page's bytes when they are ``text`` in UTF-8 (:func:`prepared_utf8`):
-    those of a page of one part are parsed whole, as they are (libxml2's parser from
-    memory, which gives the same tree and events as its push parser at less cost)."""
+def parser_parts(text: str, utf8: bytes | None = None) -> Iterator[bytes]:
+    """``text`` as libxml2 should get it (:func:`parser_input`), in UTF-8, in parts of at
+    most :data:`_FEED_CHARS` bytes, or characters each encoded in turn, so that neither the
+    encoded page nor the parser's copy of it need be held whole. ``utf8``: the page's bytes
+    when they are ``text`` in UTF-8 (:func:`~.decoding._decode_utf8` says when): when the
+    preparation left the text as it was, they are the parts (one part: the bytes object
+    itself), and the text is not encoded again."""
     prepared = parser_input(text, utf8)
-    data = prepared_utf8(text, prepared, utf8)
-    if data is not None and len(data) <= _FEED_CHARS:  # one part: the bytes as they are
-        return etree.fromstring(data, parser)
-    for start in range(0, len(prepared), _FEED_CHARS):
-        parser.feed(prepared[start : start + _FEED_CHARS].encode("utf-8", "replace"))
+    if utf8 is not None and prepared == text:
+        if len(utf8) <= _FEED_CHARS:
+            yield utf8
+        else:
+            for start in range(0, len(utf8), _FEED_CHARS):
+                yield utf8[start : start + _FEED_CHARS]
+    else:
+        for start in range(0, len(prepared), _FEED_CHARS):
+            yield prepared[start : start + _FEED_CHARS].encode("utf-8", "replace")
+
+
+def _feed(text: str, parser: Any, utf8: bytes | None = None) -> Any:
+    """Hand ``text`` (:func:`parser_parts`) to lxml's ``parser``; what it returns. A page
+    of one part is parsed from memory (libxml2's ``htmlCtxtReadMemory``, which gives the
+    same tree and events as its push parser at less cost), a larger one fed part by part."""
+    parts = parser_parts(text, utf8)
+    first = next(parts)
+    second = next(parts, None)
+    if second is None:
+        return etree.fromstring(first, parser)
+    for part in chain((first, second), parts):
+        parser.feed(part)
     return parser.close()
-
-
-def prepared_utf8(text: str, prepared: str, utf8: bytes | None) -> bytes | None:
-    """``prepared`` (:func:`parser_input` of ``text``) in UTF-8 without encoding it:
-    ``utf8`` (the page's bytes, which are ``text`` in UTF-8) when the preparation left
-    the text as it was, else None (encode it)."""
-    return utf8 if utf8 is not None and prepared == text else None
 
 
 def parse_html(text: str) -> Any:
@@ -200,25 +214,23 @@ def active_kernel() -> ModuleType | None:
 def _read_kernel(
     text: str, check_deadline: Callable[[], None], utf8: bytes | None = None
 ) -> PageEvents:
-    """The compiled reader: a page of one part by libxml2's SAX callbacks where the SAX
-    reader is used (:func:`sax_status`), else libxml2's tree walked in C; the target for a
-    page too large for the tree (see the module's docstring)."""
+    """The compiled reader: libxml2's SAX callbacks where the SAX reader is used
+    (:func:`sax_status`), else libxml2's tree walked in C, or the target for a page too
+    large for the tree (see the module's docstring)."""
+    if _SAX is not None:
+        return _read_sax(_SAX, parser_parts(text, utf8), check_deadline)
     if _KERNEL is None or len(text) > KERNEL_MAX_CHARS:
         return _read_target(text, check_deadline, utf8)
-    if _SAX is not None:
-        prepared = parser_input(text, utf8)
-        if len(prepared) <= _FEED_CHARS:  # else more than _FEED_CHARS bytes too
-            data = prepared_utf8(text, prepared, utf8) or prepared.encode("utf-8", "replace")
-            if len(data) <= _FEED_CHARS:  # one part, parsed from memory
-                return _read_sax(_SAX, data, check_deadline)
     return _read_tree(text, check_deadline, utf8)
 
 
-def _read_sax(kernel: ModuleType, data: bytes, check_deadline: Callable[[], None]) -> PageEvents:
-    """The page ``data`` (prepared, in UTF-8) from libxml2's SAX callbacks, recorded in C
-    by ``kernel``, without a tree (nor its depth cap)."""
+def _read_sax(
+    kernel: ModuleType, parts: Iterable[bytes], check_deadline: Callable[[], None]
+) -> PageEvents:
+    """The page ``parts`` (prepared, in UTF-8: :func:`parser_parts`) from libxml2's SAX
+    callbacks, recorded in C by ``kernel``, without a tree (nor its depth cap)."""
     recorder = _Recorder(check_deadline)
-    kernel.sax_walk(data, recorder, _TAG_NAMES, SIGNAL_ATTRIBUTES, SIGNAL_ELEMENTS, _BATCH)
+    kernel.sax_read(parts, recorder, _TAG_NAMES, SIGNAL_ATTRIBUTES, SIGNAL_ELEMENTS, _BATCH)
     return recorder.close()
 
 
@@ -243,32 +255,37 @@ def _read_tree(
 #: The probe page of lexbor's compiled walk and markup after ``</html>`` (libxml2 reports
 #: it outside the root element; the tree keeps what is in elements, as a second root).
 _SAX_PROBE = lexbor_reader.PROBE + "<p>after <b>the</b> end</p> text &amp; more"
+#: Bytes a part when the probe page is pushed to the parser in parts.
+_PROBE_PART = 7
 
 
 def _load_sax(kernel: ModuleType | None, lxml_module: str) -> tuple[ModuleType | None, str]:
-    """The kernel when it reads one-part pages by libxml2's SAX callbacks, and why (not):
-    when it finds libxml2's HTML parser in lxml's module ``lxml_module`` (exported by
-    lxml's wheels, which link libxml2 into it; a build against a shared libxml2 may not
-    export it) and reads the probe page exactly as its tree walk does."""
+    """The kernel when it reads pages by libxml2's SAX callbacks, and why (not): when it
+    finds libxml2's HTML parser, the memory and the push interfaces, in lxml's module
+    ``lxml_module`` (exported by lxml's wheels, which link libxml2 into it; a build against
+    a shared libxml2 may not export it) and reads the probe page, whole and pushed in
+    parts, exactly as its tree walk does."""
     if kernel is None:
         return None, "no compiled kernel"
     if not kernel.bind_libxml2(os.fsencode(lxml_module)):
         return None, "libxml2's HTML parser was not found in lxml's module: the tree is walked"
-    probe = parser_input(_SAX_PROBE)
-    if not lexbor_reader.same_events(
-        _read_sax(kernel, probe.encode("utf-8"), lambda: None),
-        _read_tree(probe, lambda: None),
+    prepared = parser_input(_SAX_PROBE)
+    probe, walked = prepared.encode("utf-8"), _read_tree(prepared, lambda: None)
+    for parts in (
+        [probe],
+        [probe[start : start + _PROBE_PART] for start in range(0, len(probe), _PROBE_PART)],
     ):
-        return None, "the SAX reader reads the probe page differently: the tree is walked"
-    return kernel, "one-part pages read from libxml2's SAX callbacks, no tree"
+        if not lexbor_reader.same_events(_read_sax(kernel, parts, lambda: None), walked):
+            return None, "the SAX reader reads the probe page differently: the tree is walked"
+    return kernel, "pages read from libxml2's SAX callbacks, no tree"
 
 
 _SAX, _SAX_STATUS = _load_sax(_KERNEL, etree.__file__ or "")
 
 
 def sax_status() -> tuple[bool, str]:
-    """Whether the kernel reads pages of one part without a tree (libxml2's SAX
-    callbacks) here, and why (not)."""
+    """Whether the kernel reads pages without a tree (libxml2's SAX callbacks) here, and
+    why (not)."""
     return _SAX is not None, _SAX_STATUS
 
 
@@ -286,10 +303,7 @@ def _read_lexbor(
     held while it is walked, costs more memory than the events, as libxml2's does)."""
     if not lexbor_reader.lexbor_status()[0] or len(text) > KERNEL_MAX_CHARS:
         return _read_target(text, check_deadline, utf8)
-    prepared = parser_input(text, utf8)
-    data = prepared_utf8(text, prepared, utf8)
-    if data is None:
-        data = prepared.encode("utf-8", "replace")
+    data = b"".join(parser_parts(text, utf8))  # one part: its bytes object, not copied
     return lexbor_reader.read_lexbor(
         data, lambda: _read_target(text, check_deadline, utf8), check_deadline, compiled
     )

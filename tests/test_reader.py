@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from badinput import large_page
 from lxml import etree
 
 from benchmarks import _data
@@ -204,17 +205,153 @@ def test_a_deadline_raising_inside_the_sax_reader_stops_the_parse() -> None:
     assert_same_events(read_page(page, reader="kernel"), read_page(page, reader="target"))
 
 
+def _not_called(*args: Any) -> PageEvents:
+    raise AssertionError("the SAX reader fell back")
+
+
+def _pushed(html: str) -> PageEvents:
+    """``html`` read by the SAX reader in parts (more than :data:`reader._FEED_CHARS`),
+    with neither the tree walk nor the target to fall back to."""
+    data = reader.parser_input(html).encode("utf-8")
+    assert len(data) > reader._FEED_CHARS
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(reader, "_read_tree", _not_called)
+        patch.setattr(reader, "_read_target", _not_called)
+        return read_page(html, reader="kernel", utf8=data)
+
+
 @needs_sax
-def test_without_libxml2s_functions_the_tree_is_walked(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Where libxml2's HTML parser is not found in the module named (one not loaded, or
-    loaded without it: the kernel's own), the SAX reader is not used and the kernel
-    reader walks the tree, with the same events; the functions found before are kept."""
+def test_the_sax_reader_pushes_a_large_page_as_the_tree_walk_reads_it() -> None:
+    """A generated archive page of 3 MB (the speed benchmark's 20 MB page, smaller), pushed
+    to libxml2 in parts by the SAX reader, from its bytes and from its text: the tree
+    walk's events (the tree of a page fed in parts through lxml) and the target's."""
+    data = large_page(3_000_000)
+    html = data.decode("utf-8")
+    pushed = _pushed(html)
+    assert len(pushed) > 50_000
+    assert_same_events(pushed, reader._read_tree(html, lambda: None, data))
+    assert_same_events(read_page(html, reader="kernel"), pushed)
+    assert_same_events(read_page(html, reader="target", utf8=data), pushed)
+
+
+@needs_sax
+@pytest.mark.benchmark_data
+@pytest.mark.skipif(_data.benchmarks_dir() is None, reason="needs ../shared/benchmarks")
+def test_the_sax_reader_pushes_pool_pages_run_together_as_the_tree_walk_reads_them() -> None:
+    """Development pages (every seventh of the pool) run together into a page over 2 MB:
+    real markup in every part, documents ending and starting again at arbitrary places."""
+    from benchmarks import protocol
+
+    texts: list[str] = []
+    for page in protocol.pool()[::7]:
+        texts.append(decode_html(page.html()))
+        if sum(map(len, texts)) > 2 * reader._FEED_CHARS:
+            break
+    html = "".join(texts)
+    pushed = _pushed(html)
+    assert_same_events(pushed, reader._read_tree(html, lambda: None))
+    assert_same_events(pushed, read_page(html, reader="target"))
+
+
+@needs_sax
+def test_the_sax_reader_keeps_nesting_the_tree_drops() -> None:
+    """Deeper than libxml2's tree keeps (it stops at depth 2048 and drops what is below,
+    the text with it; the tree walk then hands the page to the target): the SAX reader,
+    pushing the page in parts, keeps every element and the innermost text, as the target
+    does, with no fall-back."""
+    depth = 200_000
+    html = "<div>" * depth + "deep" + "</div>" * depth
+    pushed = _pushed(html)
+    assert len(pushed) == depth + 2  # html, body and the divs
+    assert int(pushed.depth.max()) == depth + 1
+    assert pushed.texts == ["deep"]
+    assert_same_events(pushed, read_page(html, reader="target"))
+
+
+#: A page with the awkward places for a part to end, and those places: (a piece of the
+#: page, bytes into it): inside a tag's name, an attribute's name and its value, two-,
+#: three- and four-byte UTF-8 sequences, named, decimal and hexadecimal entities (in text
+#: and in an attribute), a script's end tag and a comment.
+SPLIT_PAGE = (
+    '<html><head><title>T</title></head><body><div class="a b" title="x &amp; y">'
+    "caf\u00e9 \u4e2d\u6587 \U0001f600 a&amp;b &eacute; &#233; &#x41;&nbsp;</div>"
+    "<script>if (a < b) {}</script><p>one<!-- cc -->two</p></body></html>"
+)
+SPLIT_PLACES = [
+    ("<title>", 3), ("<div", 2), ("class", 2), ('"x &amp;', 5), ("\u00e9", 1),
+    ("\u4e2d", 1), ("\u6587", 2), ("\U0001f600", 1), ("\U0001f600", 3), ("a&amp;b", 3),
+    ("&eacute;", 4), ("&#233;", 3), ("&#x41;", 3), ("&nbsp;", 5), ("</script>", 5),
+    ("<!-- cc", 6), ("</p>", 2),
+]  # fmt: skip
+
+
+@needs_sax
+def test_parts_ending_at_awkward_places_give_the_events_of_one_part() -> None:
+    """The push parser waits for the rest of a tag, a character or an entity cut at a
+    part's end: every cut of :data:`SPLIT_PLACES` (and at every byte, and a part a byte)
+    gives the events of the page read whole."""
+    html = SPLIT_PAGE
+    data = html.encode("utf-8")
+    cuts = [data.index(piece.encode("utf-8")) + into for piece, into in SPLIT_PLACES]
     kernel = reader._KERNEL
-    assert kernel is not None
-    for module in ("/nonexistent/etree.so", kernel.__file__):
-        sax, why = reader._load_sax(kernel, module)
-        assert sax is None
-        assert "not found" in why
+    whole = reader._read_sax(kernel, [data], lambda: None)
+    assert_same_events(whole, read_page(html, reader="target"))
+    assert sum(0x80 <= data[cut] < 0xC0 for cut in cuts) == 5  # in a UTF-8 sequence
+    for cut in [*cuts, *range(1, len(data))]:
+        pushed = reader._read_sax(kernel, [data[:cut], data[cut:]], lambda: None)
+        try:
+            assert_same_events(pushed, whole)
+        except AssertionError as exc:
+            raise AssertionError(f"cut at {cut}: {data[cut - 10 : cut + 10]!r}") from exc
+    single = reader._read_sax(kernel, [data[i : i + 1] for i in range(len(data))], lambda: None)
+    assert_same_events(single, whole)
+
+
+@needs_sax
+@pytest.mark.parametrize(
+    ("body", "raise_at", "after_parts"),
+    [
+        ('<div class="c">x</div>' * (10 * _BATCH), 2, None),
+        ("<p>some words</p>" * 1_000, 3, [2, 3, 4]),  # one part taken ahead
+    ],
+    ids=["in a callback", "between parts"],
+)
+def test_a_deadline_raising_while_parts_are_pushed_stops_the_parse(
+    body: str, raise_at: int, after_parts: list[int] | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The deadline mid-push: raising in a callback (every batch of elements with
+    attributes) stops the parser in that part and no more are pushed; a page without
+    attributes reaches no such callback, and the deadline is checked after each part
+    instead. Either way the exception reaches the caller, before the last part, and the
+    next page reads as before."""
+    monkeypatch.setattr(reader, "_FEED_CHARS", 1_000)
+    data = f"<html><body>{body}</body></html>".encode()
+    parts: list[int] = []
+    calls: list[int] = []
+
+    def counted() -> Any:
+        for start in range(0, len(data), reader._FEED_CHARS):
+            parts.append(start)
+            yield data[start : start + reader._FEED_CHARS]
+
+    def check_deadline() -> None:
+        calls.append(len(parts))
+        if len(calls) == raise_at:
+            raise _Late
+
+    with pytest.raises(_Late):
+        reader._read_sax(reader._KERNEL, counted(), check_deadline)
+    assert len(calls) == raise_at
+    assert len(parts) < len(data) // reader._FEED_CHARS
+    if after_parts is not None:
+        assert calls == after_parts
+    page = "".join(TRICKY_PAGES.values()) * 100
+    assert_same_events(read_page(page, reader="kernel"), read_page(page, reader="target"))
+
+
+def _assert_the_tree_is_walked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the SAX reader not used, the kernel reader walks the tree, with the target's
+    events (the tricky pages run together)."""
     monkeypatch.setattr(reader, "_SAX", None)
     walked = []
     read_tree = reader._read_tree
@@ -227,8 +364,43 @@ def test_without_libxml2s_functions_the_tree_is_walked(monkeypatch: pytest.Monke
     html = "".join(TRICKY_PAGES.values())
     assert_same_events(read_page(html, reader="kernel"), read_page(html, reader="target"))
     assert walked
-    data = html.encode()
-    assert_same_events(reader._read_sax(kernel, data, lambda: None), read_tree(html, lambda: None))
+
+
+@needs_sax
+def test_without_libxml2s_functions_the_tree_is_walked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where libxml2's HTML parser is not found in the module named (one not loaded, or
+    loaded without it: the kernel's own), the SAX reader is not used and the kernel
+    reader walks the tree, with the same events; the functions found before are kept."""
+    kernel = reader._KERNEL
+    assert kernel is not None
+    for module in ("/nonexistent/etree.so", kernel.__file__):
+        sax, why = reader._load_sax(kernel, module)
+        assert sax is None
+        assert "not found" in why
+    _assert_the_tree_is_walked(monkeypatch)
+    html = "".join(TRICKY_PAGES.values())
+    sax = reader._read_sax(kernel, [html.encode()], lambda: None)
+    assert_same_events(sax, reader._read_tree(html, lambda: None))
+
+
+@needs_sax
+def test_without_the_push_parser_the_tree_is_walked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One of libxml2's push functions missing (``htmlParseChunk`` under a name lxml's
+    module does not export): the SAX reader is not used for any page, the kernel reader
+    walks the tree (a page in parts too), with the target's events."""
+    from scrapy_tagratio import _kernel
+
+    names = tuple(
+        b"htmlParseChunk_absent" if name == b"htmlParseChunk" else name
+        for name in _kernel._LIBXML2_NAMES
+    )
+    assert names != _kernel._LIBXML2_NAMES
+    monkeypatch.setattr(_kernel, "_LIBXML2_NAMES", names)
+    sax, why = reader._load_sax(_kernel, etree.__file__ or "")
+    assert sax is None
+    assert "not found" in why
+    monkeypatch.setattr(reader, "_FEED_CHARS", 50)
+    _assert_the_tree_is_walked(monkeypatch)
 
 
 def test_a_kernel_built_for_other_versions_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:

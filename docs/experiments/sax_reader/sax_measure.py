@@ -37,8 +37,7 @@ def prepared(raw: bytes) -> bytes:
     """The bytes the kernel hands libxml2 for the page ``raw`` (decoded, prepared)."""
     text, same = _decode_utf8(raw, None)
     utf8 = raw if same else None
-    ready = reader.parser_input(text, utf8)
-    return reader.prepared_utf8(text, ready, utf8) or ready.encode("utf-8", "replace")
+    return b"".join(reader.parser_parts(text, utf8))
 
 
 def walk_and_close(root) -> None:

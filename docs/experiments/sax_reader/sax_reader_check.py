@@ -29,10 +29,8 @@ assert reader.sax_status()[0], reader.sax_status()
 
 
 def read_sax(text, check_deadline, utf8=None):
-    """As reader._read_kernel reads a page of one part (any page here)."""
-    prepared = reader.parser_input(text, utf8)
-    data = reader.prepared_utf8(text, prepared, utf8) or prepared.encode("utf-8", "replace")
-    return reader._read_sax(reader._SAX, data, check_deadline)
+    """As reader._read_kernel reads a page (whole or pushed in parts)."""
+    return reader._read_sax(reader._SAX, reader.parser_parts(text, utf8), check_deadline)
 
 
 def differences(a, b):
