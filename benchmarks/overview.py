@@ -6,11 +6,11 @@ Every distinct page of the pool (1961 pages: every page of trafilatura-eval, fun
 dragnet-dev, readability-dev and goose-dev is a content page; overview-dev adds its labelled
 overview, article and other pages) is parsed once; the default algorithm's extraction gives
 the net text length, TextSweeper's extraction gives the paper's own test, and the page's
-:class:`~scrapy_tagratio.overview.PageEvidence` is kept in memory with and without the URL
+:class:`~scrapy_tagratio.page_evidence.PageEvidence` is kept in memory with and without the URL
 (without it, the shape of the address the page declares stands in, as in the detector).
 
 The combined model is a standardised logistic regression over
-:data:`~scrapy_tagratio.overview.FEATURES` (or ``--features``), fitted on every training page
+:data:`~scrapy_tagratio.page_evidence.FEATURES` (or ``--features``), fitted on every training page
 three times (:data:`MODES`): with its URL, without it (the declared address stands in), and
 with no URL evidence at all. One model serves every case, and a page without URL evidence
 (a crawl's neutral path such as ``/a/3``, a page given without a URL that declares none) is
@@ -70,15 +70,17 @@ from scrapy_tagratio.algorithms import DEFAULT_ALGORITHM, get_algorithm
 from scrapy_tagratio.document import Document
 from scrapy_tagratio.errors import ExtractionError
 from scrapy_tagratio.overview import (
-    FEATURES,
     MODEL_FILE,
     VERDICTS,
     OverviewDetector,
     OverviewModel,
+    shipped_model,
+)
+from scrapy_tagratio.page_evidence import (
+    FEATURES,
     PageEvidence,
     declared_url,
     page_evidence,
-    shipped_model,
     url_shape,
 )
 
@@ -99,7 +101,7 @@ INNER_FOLDS = 4
 #: The shipped model's features: the page's structure (teasers and lists of linked items,
 #: their share of the page and of the main content, long paragraphs outside them, the
 #: text of headline links against the prose), its declarations and URL shape. Of the candidates
-#: (:data:`~scrapy_tagratio.overview.FEATURES`), the net text length, the comment and raw
+#: (:data:`~scrapy_tagratio.page_evidence.FEATURES`), the net text length, the comment and raw
 #: count features and pagination are left out: under this protocol they added no recall
 #: and, in the previous fit, lost more content pages (dragnet-dev 1.0-1.4% against 0.4%).
 MODEL_FEATURES = (

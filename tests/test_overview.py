@@ -19,15 +19,13 @@ from scrapy_tagratio import ExtractionError, OverviewDetector, extract
 from scrapy_tagratio.algorithms import DEFAULT_ALGORITHM, get_algorithm
 from scrapy_tagratio.algorithms.base import Labelling
 from scrapy_tagratio.document import Document
-from scrapy_tagratio.overview import (
+from scrapy_tagratio.overview import MODEL_FILE, MODEL_FORMAT, shipped_model
+from scrapy_tagratio.page_evidence import (
     FEATURES,
-    MODEL_FILE,
-    MODEL_FORMAT,
     SIGNALS,
     PageEvidence,
     declared_url,
     page_evidence,
-    shipped_model,
     text_scale,
     url_shape,
 )
