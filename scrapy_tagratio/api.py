@@ -111,6 +111,7 @@ def extract(
             labelling, template_chars = discount_template(document, labelling, template)
             if not held:
                 site_memory.record(site, fingerprints, url)
+    document.check_deadline("the overview detection")
     content = labelling.content_nodes
     found = (
         read_metadata(
@@ -123,6 +124,7 @@ def extract(
         if metadata
         else None
     )
+    document.check_deadline("the metadata")
     title = found.headline if found is not None else document.title
     # The text outputs leave out the headline, which ``title`` holds (headline.py).
     output = without_leading_headline(document, labelling, title)

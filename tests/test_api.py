@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import json
 import pickle
+import time
+from dataclasses import dataclass
+from typing import Any
 
 import pytest
 from lxml import etree
 
 import scrapy_tagratio
-from scrapy_tagratio import ALGORITHMS, Extraction, ExtractionError, extract
+import scrapy_tagratio.api
+from scrapy_tagratio import ALGORITHMS, Extraction, ExtractionError, OverviewDetector, extract
+from scrapy_tagratio.algorithms.base import Labelling
+from scrapy_tagratio.document import Document
+from scrapy_tagratio.overview import OverviewVerdict
 
 ARTICLE = (
     "<html><head><title>Harbour news</title></head><body><nav>"
@@ -89,6 +96,44 @@ def test_errors_say_their_kind(call, kind: str) -> None:  # type: ignore[no-unty
     assert caught.value.kind == kind
     copy = pickle.loads(pickle.dumps(caught.value))
     assert copy.kind == kind and str(copy) == str(caught.value)
+
+
+#: Longer than the small page's analysis takes even on a loaded machine, shorter than the
+#: pause of the slow stage below.
+BUDGET, PAUSE = 0.3, 0.5
+
+
+@dataclass(frozen=True)
+class SlowDetector(OverviewDetector):
+    """The default detector, then a pause past the page's time budget."""
+
+    def detect(self, document: Document, labelling: Labelling) -> OverviewVerdict:
+        verdict = super().detect(document, labelling)
+        time.sleep(PAUSE)
+        return verdict
+
+
+def test_the_time_budget_holds_after_the_overview_detection() -> None:
+    """The stages after the algorithm check the budget too: a page whose budget ran out in
+    the detector is not read further (metadata, text and HTML outputs)."""
+    assert extract(ARTICLE, time_budget=BUDGET).overview_verdict == "content"
+    with pytest.raises(ExtractionError, match="during the overview detection") as caught:
+        extract(ARTICLE, time_budget=BUDGET, overview=SlowDetector())
+    assert caught.value.kind == "time_budget"
+
+
+def test_the_time_budget_holds_after_the_metadata(monkeypatch: pytest.MonkeyPatch) -> None:
+    read_metadata = scrapy_tagratio.api.read_metadata
+
+    def slow_read_metadata(*args: Any, **kwargs: Any) -> Any:
+        found = read_metadata(*args, **kwargs)
+        time.sleep(PAUSE)
+        return found
+
+    monkeypatch.setattr(scrapy_tagratio.api, "read_metadata", slow_read_metadata)
+    with pytest.raises(ExtractionError, match="during the metadata"):
+        extract(ARTICLE, time_budget=BUDGET)
+    assert extract(ARTICLE, time_budget=BUDGET, metadata=False).text
 
 
 def test_empty_and_textless_pages_give_empty_results() -> None:

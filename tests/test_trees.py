@@ -77,3 +77,20 @@ def test_the_kernels_tree_sums_are_the_numpy_walks_floats(
         data = np.concatenate((data, np.repeat(trees.threshold.ravel()[:width, None], width, 1)))
         assert np.array_equal(trees.raw(data), trees._raw_numpy(data))
         assert np.array_equal(trees.raw(data[:0]), trees._raw_numpy(data[:0]))
+
+
+@pytest.mark.parametrize("path", ["kernel", "target"])
+def test_float32_rows_are_evaluated_as_their_float64_values(
+    fitted: Fitted, monkeypatch: pytest.MonkeyPatch, path: str
+) -> None:
+    """The block features are float32 (the values the model was fitted on); rows of any
+    count, in parts above the rows taken at a time, give the log-odds of the same values
+    in float64, on the kernel's loop and on numpy's walk."""
+    if path == "kernel" and not kernel_status()[0]:
+        pytest.skip(f"compiled kernel: {kernel_status()[1]}")
+    monkeypatch.setattr(reader, "DEFAULT_READER", path)
+    model, x = fitted
+    trees = export(model)
+    many = np.tile(x, (6, 1)).astype(np.float32)  # above the rows taken at a time
+    assert np.array_equal(trees.raw(many), trees.raw(many.astype(np.float64)))
+    assert np.array_equal(trees.raw(many), trees._raw_numpy(many.astype(np.float64)))

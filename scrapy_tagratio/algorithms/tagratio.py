@@ -51,6 +51,7 @@ leave-one-set-out and site-grouped validation figures.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import ClassVar
@@ -269,7 +270,7 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
 
     Returns ``(blocks, features, owner)``: the node indices of the blocks (the block-level
     elements that own text, in document order), a ``len(blocks) x len(FEATURES)`` array
-    whose columns are :data:`FEATURES`, and each node's block (:attr:`NodeTable.block`).
+    whose columns are :data:`FEATURES` (float32), and each node's block (:attr:`NodeTable.block`).
     """
     nodes = document.nodes
     n = len(nodes)
@@ -336,37 +337,44 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
     main_chars = max(float(nodes.chars[main]), 1.0)
     previous = lambda values: np.concatenate(([0.0], values))[:-1]  # noqa: E731
     following = lambda values: np.concatenate((values, [0.0]))[1:]  # noqa: E731
-    features = np.column_stack(
-        (
-            log_length,
-            link_share,
-            log_density,
-            log_density - np.log1p(max(threshold, 0.0)),
-            by_cectd[blocks],
-            sums[parents] / max(float(sums.max()), 1e-9),
-            nodes.tag_mask(HEADING_TAGS)[blocks],
-            nodes.tag_mask(("li",))[blocks],
-            nodes.tag_mask(("p",))[blocks],
-            nodes.tag_mask(("td", "th"))[blocks],
-            under_tag[blocks],
-            under_hint[blocks],
-            in_thread,
-            structures.teaser[blocks],
-            nodes.with_descendants(structures.repeated)[blocks],
-            in_thread & ~inside & has_article,
-            np.clip((nodes.depth[blocks] - nodes.depth[main]) / 5.0, -3.0, 3.0),
-            blocks / max(n, 1),
-            inside,
-            blocks >= nodes.end[main],
-            np.where(inside, length[blocks] / main_chars, 0.0),
-            np.full(len(blocks), main_chars / page_chars),
-            np.full(len(blocks), np.log1p(page_chars)),
-            previous(log_length),
-            previous(link_share),
-            following(log_length),
-            following(link_share),
-        )
-    ).astype(np.float64, copy=False)
+
+    def columns() -> Iterator[np.ndarray | float]:
+        """The columns of :data:`FEATURES`, in order, computed one at a time as the matrix
+        is filled (all held at once beside it, they would be the page's peak of memory on
+        a large page)."""
+        yield log_length
+        yield link_share
+        yield log_density
+        yield log_density - np.log1p(max(threshold, 0.0))
+        yield by_cectd[blocks]
+        yield sums[parents] / max(float(sums.max()), 1e-9)
+        yield nodes.tag_mask(HEADING_TAGS)[blocks]
+        yield nodes.tag_mask(("li",))[blocks]
+        yield nodes.tag_mask(("p",))[blocks]
+        yield nodes.tag_mask(("td", "th"))[blocks]
+        yield under_tag[blocks]
+        yield under_hint[blocks]
+        yield in_thread
+        yield structures.teaser[blocks]
+        yield nodes.with_descendants(structures.repeated)[blocks]
+        yield in_thread & ~inside & has_article
+        yield np.clip((nodes.depth[blocks] - nodes.depth[main]) / 5.0, -3.0, 3.0)
+        yield blocks / max(n, 1)
+        yield inside
+        yield blocks >= nodes.end[main]
+        yield np.where(inside, length[blocks] / main_chars, 0.0)
+        yield main_chars / page_chars
+        yield np.log1p(page_chars)
+        yield previous(log_length)
+        yield previous(link_share)
+        yield following(log_length)
+        yield following(link_share)
+
+    # float32: the values the model was fitted and validated on (the training script keeps
+    # the features so), and half the memory of float64 on a large page.
+    features = np.empty((len(blocks), len(FEATURES)), dtype=np.float32)
+    for column, values in zip(features.T, columns(), strict=True):
+        column[:] = values
     return blocks, features, owner
 
 

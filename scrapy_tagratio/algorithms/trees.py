@@ -111,20 +111,23 @@ class BoostedTrees:
         )
 
     def raw(self, x: np.ndarray) -> np.ndarray:
-        """The log-odds of each row of ``x`` (rows x features): in one C loop where the
-        compiled kernel reads the pages (:func:`~scrapy_tagratio.reader.active_kernel`),
-        else with numpy, rows taken :data:`_ROWS` at a time (the walk holds a few trees x
-        rows arrays); the same floats either way."""
+        """The log-odds of each row of ``x`` (rows x features, float32 or float64): in a C
+        loop where the compiled kernel reads the pages
+        (:func:`~scrapy_tagratio.reader.active_kernel`), else with numpy; rows taken
+        :data:`_ROWS` at a time either way (converted to float64, and the numpy walk holds
+        a few trees x rows arrays); the same floats either way."""
         if not len(x) or not self.feature.shape[0]:
             return np.full(len(x), self.baseline)
         kernel = active_kernel()
         if kernel is not None:
             feature, threshold, left, right, value, offset = self._flat
             sums = np.empty(len(x))
-            rows = np.ascontiguousarray(x, dtype=np.float64)
-            kernel.tree_sums(
-                rows, feature, threshold, left, right, value, offset.ravel(), self.depth, sums
-            )
+            for start in range(0, len(x), _ROWS):  # float64 rows a slice at a time
+                rows = np.ascontiguousarray(x[start : start + _ROWS], dtype=np.float64)
+                kernel.tree_sums(
+                    rows, feature, threshold, left, right, value, offset.ravel(), self.depth,
+                    sums[start : start + _ROWS],
+                )  # fmt: skip
             return self.baseline + sums
         return self._raw_numpy(x)
 
