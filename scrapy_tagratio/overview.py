@@ -300,17 +300,6 @@ class PageEvidence(TeaserEvidence):
         return listed / (listed + self.free_prose) if listed else 0.0
 
     @property
-    def listed_share(self) -> float:
-        """The share of the page's text its teasers or its lists hold, whichever more."""
-        return max(self.teaser_share, self.list_share)
-
-    @property
-    def prose_over_lists(self) -> float:
-        """The long paragraphs outside teasers and lists against those and the teasers' or
-        lists' text (1 - :attr:`list_over_prose`; 1 on a page without either)."""
-        return 1.0 - self.list_over_prose
-
-    @property
     def headlines_over_prose(self) -> float:
         """The text of the page's headline links against that and the long paragraphs
         outside teasers and lists: a listing is mostly headlines, an article mostly prose
@@ -370,9 +359,6 @@ class PageEvidence(TeaserEvidence):
             "declared_without_headline": float(
                 self.declares_article and not self.title_repeats_heading
             ),
-            "declared_article_listed": self.declares_article * self.listed_share,
-            "declared_article_beside_lists": self.declares_article * self.list_over_prose,
-            "declared_article_with_prose": self.declares_article * self.prose_over_lists,
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -401,7 +387,6 @@ FEATURES = (
     "title_repeats_heading", "declares_article", "declares_item", "declares_listing",
     "og_website", "published_time", "paginated", "url_home", "url_listing", "url_article",
     "headline_share", "headlines_over_prose", "declared_without_headline",
-    "declared_article_listed", "declared_article_beside_lists", "declared_article_with_prose",
 )  # fmt: skip
 
 
@@ -745,8 +730,7 @@ FLAGS = frozenset(
     {
         "title_repeats_heading", "declares_article", "declares_item", "declares_listing",
         "og_website", "published_time", "paginated", "url_home", "url_listing", "url_article",
-        "declared_without_headline", "declared_article_listed",
-        "declared_article_beside_lists", "declared_article_with_prose",
+        "declared_without_headline",
     }
 )  # fmt: skip
 #: The page's declarations and its URL: evidence, never decisive alone (see
@@ -755,8 +739,7 @@ SIGNALS = frozenset(
     {
         "declares_article", "declares_item", "declares_listing", "og_website",
         "published_time", "paginated", "url_home", "url_listing", "url_article",
-        "declared_without_headline", "declared_article_listed",
-        "declared_article_beside_lists", "declared_article_with_prose",
+        "declared_without_headline",
     }
 )  # fmt: skip
 #: The shipped model, written by ``python -m benchmarks.overview --fit``.
@@ -990,12 +973,6 @@ _REASONS: Mapping[str, str] = {
     "url_article": "the {url_source} is an article's",
     "headline_share": "headline links hold {headline_share:.0%} of the text",
     "declared_without_headline": "declares an article but its title repeats no h1",
-    "declared_article_listed": "declares an article, but teasers or lists hold "
-    "{listed_share:.0%} of the text",
-    "declared_article_beside_lists": "declares an article, but teasers or lists hold "
-    "{list_over_prose:.0%} of the text beside the prose",
-    "declared_article_with_prose": "declares an article, and prose holds {prose_over_lists:.0%} "
-    "of the text beside teasers or lists",
     "headlines_over_prose": "headline links hold {headlines_over_prose:.0%} of the text "
     "beside the prose",
 }
