@@ -20,7 +20,6 @@ from scrapy_tagratio.algorithms.tagratio import (
     main_container,
     named_comments,
     sections_parent,
-    text_shape,
 )
 from scrapy_tagratio.algorithms.trees import MODEL_VERSION, load_model
 from scrapy_tagratio.document import Document
@@ -155,24 +154,6 @@ def test_block_features_are_one_row_per_text_block() -> None:
     # every node with own text belongs to exactly one of the blocks
     texted = np.flatnonzero(doc.nodes.own_chars > 0)
     assert set(owner[texted].tolist()) == set(blocks.tolist())
-
-
-def test_text_shape_finds_blocks_that_end_a_sentence_in_any_script() -> None:
-    """Prose ends a sentence (a closing quote after the full stop still does; so do the
-    CJK full-width terminals); a credit, a date and a button label do not."""
-    doc = Document.from_input(
-        "<html><body><div><p>Hello, world. This is prose, \"quoted.\"</p>"
-        "<p>Photo: AP/Reuters</p><p>25.11.2026</p><p>SHARE THIS</p>"
-        "<p>\u6771\u4eac\u306f\u6674\u308c\u3002\u660e\u65e5\u3001\u96e8\uff01</p>"
-        "</div></body></html>"
-    )
-    blocks, features, _ = block_features(doc)
-    assert doc.block_texts(blocks)[1:4] == ["Photo: AP/Reuters", "25.11.2026", "SHARE THIS"]
-    expected = [1.0, 0.0, 0.0, 0.0, 1.0]
-    assert text_shape(doc, blocks)[:, 0].tolist() == expected
-    assert features[:, FEATURES.index("ends_sentence")].tolist() == expected
-    assert features[:, FEATURES.index("previous_ends_sentence")].tolist() == [0, 1, 0, 0, 0]
-    assert features[:, FEATURES.index("next_ends_sentence")].tolist() == [0, 0, 0, 1, 0]
 
 
 THREAD_PAGES = (

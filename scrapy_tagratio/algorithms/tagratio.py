@@ -11,9 +11,6 @@ block* (the nearest block-level element of each piece of text) from:
   DensitySum of its parent relative to the page's maximum (Definition 3);
 * the link share of its text (CETD's LC/C, TextSweeper's link text), its length and kind
   (heading, paragraph, list item, table cell);
-* the shape of its text, read without knowing the language (:func:`text_shape`): prose
-  has sentence punctuation and commas and ends a sentence, while credits, buttons, dates
-  and labels ("Share this", "Photo: AP", "Advertisement") have few and end none;
 * page furniture around it: a ``nav``/``aside``/``footer``/``form``/``figure``... ancestor,
   or an ancestor whose class/id/role words name a boilerplate region (class words are the
   vocabulary of web templates, English whatever the page's language);
@@ -84,7 +81,6 @@ __all__ = [
     "main_container",
     "named_comments",
     "sections_parent",
-    "text_shape",
 ]
 
 #: Elements that hold page furniture, not article text.
@@ -164,43 +160,6 @@ def hint_flags(nodes: NodeTable, where: np.ndarray | None = None) -> np.ndarray:
     return flags
 
 
-#: Sentence terminals of the scripts (Latin, CJK full-width, Devanagari danda, Arabic
-#: question mark, ellipsis) and commas (Latin, CJK full-width and ideographic, Arabic).
-TERMINALS = ".!?\u2026\u3002\uff01\uff1f\u0964\u061f"
-COMMAS = ",\uff0c\u3001\u060c"
-#: Closing quotes and brackets: a sentence ends before them ("... he said.").
-CLOSERS = "\"')]\u00bb\u2019\u201d\u300d\u300f"
-_TERMINAL_CODES = np.array([ord(c) for c in TERMINALS], dtype=np.uint32)
-_COMMA_CODES = np.array([ord(c) for c in COMMAS], dtype=np.uint32)
-_CLOSER_CODES = np.array([ord(c) for c in CLOSERS], dtype=np.uint32)
-
-
-def text_shape(document: Document, blocks: np.ndarray) -> np.ndarray:
-    """Per block of ``blocks`` (nodes owning text), what its text looks like, whatever the
-    language: whether its last character (before closing quotes and brackets,
-    :data:`CLOSERS`) is a sentence terminal (:data:`TERMINALS`); a ``len(blocks) x 1``
-    array.
-
-    One pass of numpy over the page's characters (the blocks' pieces joined, viewed as
-    code points), per-block sums by prefix sums: no per-character Python loop."""
-    block_of, texts = document.pieces_by_block
-    lengths = np.fromiter(map(len, texts), np.intp, len(texts))
-    offsets = np.concatenate(([0], np.cumsum(lengths)))
-    starts = offsets[np.searchsorted(block_of, blocks)]
-    ends = offsets[np.searchsorted(block_of, blocks, side="right")]
-    codes = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    if not len(codes):
-        return np.zeros((len(blocks), 1))
-    terminal = np.isin(codes, _TERMINAL_CODES, kind="table")
-    visible = ~np.strings.isspace(codes.view("<U1"))
-    # The last character that is neither space nor a closer, per block (-1: none).
-    significant = visible & ~np.isin(codes, _CLOSER_CODES, kind="table")
-    last = np.maximum.accumulate(np.where(significant, np.arange(len(codes)), -1))
-    last_of = last[np.maximum(ends - 1, 0)]
-    ends_sentence = (ends > starts) & (last_of >= starts) & terminal[np.maximum(last_of, 0)]
-    return ends_sentence[:, None]
-
-
 #: Names of the features of :func:`block_features`, in column order.
 FEATURES = (
     # CETD's signals (Definitions 1-3, Algorithm 2) and the block itself.
@@ -214,8 +173,6 @@ FEATURES = (
     "is_list_item",
     "is_paragraph",
     "is_table_cell",
-    # The shape of the block's text (:func:`text_shape`).
-    "ends_sentence",
     # Page furniture off the main path.
     "under_furniture_tag",
     "under_furniture_hint",
@@ -236,8 +193,6 @@ FEATURES = (
     "previous_link_share",
     "next_log_length",
     "next_link_share",
-    "previous_ends_sentence",
-    "next_ends_sentence",
 )
 #: The model file the default reads (``scrapy_tagratio/models/tagratio.json``).
 MODEL_NAME = "tagratio"
@@ -379,7 +334,6 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
     inside = (blocks >= main) & (blocks < nodes.end[main])
     page_chars = max(float(nodes.chars[0]), 1.0)
     main_chars = max(float(nodes.chars[main]), 1.0)
-    ends_sentence = text_shape(document, blocks)[:, 0]
     previous = lambda values: np.concatenate(([0.0], values))[:-1]  # noqa: E731
     following = lambda values: np.concatenate((values, [0.0]))[1:]  # noqa: E731
     features = np.column_stack(
@@ -394,7 +348,6 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
             nodes.tag_mask(("li",))[blocks],
             nodes.tag_mask(("p",))[blocks],
             nodes.tag_mask(("td", "th"))[blocks],
-            ends_sentence,
             under_tag[blocks],
             under_hint[blocks],
             in_thread,
@@ -412,8 +365,6 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
             previous(link_share),
             following(log_length),
             following(link_share),
-            previous(ends_sentence),
-            following(ends_sentence),
         )
     ).astype(np.float64, copy=False)
     return blocks, features, owner
