@@ -2,6 +2,7 @@
 
     python -m benchmarks.train_tagratio            # validate, fit, write the model file
     python -m benchmarks.train_tagratio --limit 40 --no-write   # a smoke run
+    python -m benchmarks.train_tagratio --no-write --stage loso --seed 1   # another seed
 
 Data (``benchmarks/protocol.py``): every distinct page of trafilatura-eval, fundus-dev,
 dragnet-dev, readability-dev and cleaneval-dev once. Each text block of a page (see
@@ -116,6 +117,9 @@ PARAMS: dict[str, Any] = {
     "l2_regularization": 1.0,
     "random_state": 0,
 }
+#: The learner's default seed (``--seed``): it picks the tenth of the blocks held out for
+#: early stopping, so another seed gives another model (judge a change over several).
+SEED = 0
 _BESIDE_ARTICLE = FEATURES.index("thread_beside_article")
 PACKAGE = Path(__file__).resolve().parents[1] / "scrapy_tagratio"
 MODEL_PATH = PACKAGE / "models" / f"{MODEL_NAME}.json"
@@ -252,12 +256,17 @@ def load_blocks(limit: int | None, cache: Path | None) -> list[PageBlocks]:
 
 
 # ------------------------------------------------------------------ fitting and scoring
-def fit(pages: Sequence[PageBlocks]) -> HistGradientBoostingClassifier:
-    """The learner fitted on the labelled blocks of ``pages``."""
+def learner_params(seed: int = SEED) -> dict[str, Any]:
+    """:data:`PARAMS` with the learner's seed ``seed``."""
+    return {**PARAMS, "random_state": seed}
+
+
+def fit(pages: Sequence[PageBlocks], seed: int = SEED) -> HistGradientBoostingClassifier:
+    """The learner (seed ``seed``) fitted on the labelled blocks of ``pages``."""
     x = np.vstack([p.features[p.labels >= 0] for p in pages])
     y = np.concatenate([p.labels[p.labels >= 0] for p in pages])
     w = np.concatenate([p.weights[p.labels >= 0] for p in pages])
-    return HistGradientBoostingClassifier(**PARAMS).fit(x, y, sample_weight=w)
+    return HistGradientBoostingClassifier(**learner_params(seed)).fit(x, y, sample_weight=w)
 
 
 def export(model: HistGradientBoostingClassifier) -> BoostedTrees:
@@ -361,13 +370,16 @@ def inner_folds(
 
 
 def choose_cut(
-    pages: list[PageBlocks], protocol_pages: Sequence[protocol.ProtocolPage], inner: int | str
+    pages: list[PageBlocks],
+    protocol_pages: Sequence[protocol.ProtocolPage],
+    inner: int | str,
+    seed: int = SEED,
 ) -> float:
     """The cut that maximises the mean set score over out-of-fold predictions of inner
     folds of ``pages`` (:func:`inner_folds`)."""
     probabilities: list[np.ndarray] = [np.zeros(0)] * len(pages)
     for train, test in inner_folds(pages, protocol_pages, inner):
-        model = export(fit([pages[i] for i in train]))
+        model = export(fit([pages[i] for i in train], seed))
         for i, p in zip(test.tolist(), predict(model, [pages[i] for i in test]), strict=True):
             probabilities[i] = p
     means = {
@@ -385,11 +397,14 @@ def pick_cut(means: dict[float, float]) -> float:
 
 
 def fit_with_cut(
-    pages: list[PageBlocks], protocol_pages: Sequence[protocol.ProtocolPage], inner: int | str
+    pages: list[PageBlocks],
+    protocol_pages: Sequence[protocol.ProtocolPage],
+    inner: int | str,
+    seed: int = SEED,
 ) -> BoostedTrees:
     """A model of ``pages`` whose cut is chosen on inner folds of the same pages."""
-    cut = CUT_PRIOR if inner in (1, "1") else choose_cut(pages, protocol_pages, inner)
-    learner = fit(pages)
+    cut = CUT_PRIOR if inner in (1, "1") else choose_cut(pages, protocol_pages, inner, seed)
+    learner = fit(pages, seed)
     trees = export(learner)
     sample = np.vstack([p.features for p in pages[:20]]).astype(np.float64)
     if not np.allclose(trees.probability(sample), learner.predict_proba(sample)[:, 1]):
@@ -401,50 +416,60 @@ def loso_models(
     pages: list[PageBlocks],
     protocol_pages: Sequence[protocol.ProtocolPage],
     inner: int | str = INNER,
+    seed: int = SEED,
 ) -> dict[str, BoostedTrees]:
     """Per set of :data:`LABEL_SETS`, the model fitted without its pages."""
     models = {}
     for dataset, train, _ in protocol.leave_one_set_out(protocol_pages, LABEL_SETS):
         chosen = train.tolist()
         models[dataset] = fit_with_cut(
-            [pages[i] for i in chosen], [protocol_pages[i] for i in chosen], inner
+            [pages[i] for i in chosen], [protocol_pages[i] for i in chosen], inner, seed
         )
     return models
 
 
-def _run_tag(pages: Sequence[PageBlocks], inner: int | str) -> str:
+def _run_tag(pages: Sequence[PageBlocks], inner: int | str, seed: int) -> str:
     """Names the cached results of a training run: its data (the blocks' features and
-    labels: the package's code reaches the models through them), learner and choices."""
-    key = repr((_fingerprint(pages), PARAMS, CUTS, CUT_PRIOR, CUT_TOLERANCE, inner))
+    labels: the package's code reaches the models through them), learner (with its seed)
+    and choices."""
+    params = learner_params(seed)
+    key = repr((_fingerprint(pages), params, CUTS, CUT_PRIOR, CUT_TOLERANCE, inner))
     return hashlib.sha1(key.encode()).hexdigest()[:12]
 
 
-def _loso_paths(cache: Path, pages: Sequence[PageBlocks], inner: int | str) -> dict[str, Path]:
+def _loso_paths(
+    cache: Path, pages: Sequence[PageBlocks], inner: int | str, seed: int
+) -> dict[str, Path]:
     """Where the leave-one-set-out models of these pages and settings are kept."""
-    tag = _run_tag(pages, inner)
+    tag = _run_tag(pages, inner, seed)
     return {name: cache / f"tagratio-without-{name}-{tag}.json" for name in LABEL_SETS}
 
 
 def write_loso_models(
-    cache: Path, inner: int | str = INNER, pages: list[PageBlocks] | None = None
+    cache: Path,
+    inner: int | str = INNER,
+    pages: list[PageBlocks] | None = None,
+    seed: int = SEED,
 ) -> dict[str, Path]:
     """The leave-one-set-out models of the whole pool as model files under ``cache``
     (``{held-out set: path}``), fitted unless this training run wrote them already
     (``benchmarks.accuracy --loso`` reads them)."""
     pages = load_blocks(None, cache) if pages is None else pages
-    paths = _loso_paths(cache, pages, inner)
+    paths = _loso_paths(cache, pages, inner, seed)
     if not all(path.is_file() for path in paths.values()):
         keys = {p.key for p in pages}
         protocol_pages = [p for p in protocol.pool(LABEL_SETS) if p.key in keys]
-        for dataset, model in loso_models(pages, protocol_pages, inner).items():
+        for dataset, model in loso_models(pages, protocol_pages, inner, seed).items():
             paths[dataset].write_text(json.dumps(model.to_dict()), encoding="utf-8")
     return paths
 
 
-def loso_validation(pages: list[PageBlocks], cache: Path, inner: int | str) -> dict[str, Any]:
+def loso_validation(
+    pages: list[PageBlocks], cache: Path, inner: int | str, seed: int = SEED
+) -> dict[str, Any]:
     """Leave one set out: each set scored by the model fitted without it (printed)."""
     out: dict[str, Any] = {}
-    for dataset, path in write_loso_models(cache, inner, pages).items():
+    for dataset, path in write_loso_models(cache, inner, pages, seed).items():
         model = BoostedTrees.from_dict(json.loads(path.read_text(encoding="utf-8")))
         held = [p for p in pages if dataset in p.sets and p.dataset == dataset]
         score = scores_by_set(held, predict(model, held), model.cut).get(dataset, float("nan"))
@@ -461,10 +486,11 @@ def site_validation(
     cache: Path,
     inner: int | str,
     n_splits: int = 5,
+    seed: int = SEED,
 ) -> dict[str, float]:
     """Site-grouped folds: every page scored by a model fitted on folds sharing no site
     with it; per set (printed; cached under ``cache``)."""
-    path = cache / f"tagratio-site-grouped-{n_splits}-{_run_tag(pages, inner)}.json"
+    path = cache / f"tagratio-site-grouped-{n_splits}-{_run_tag(pages, inner, seed)}.json"
     if path.is_file():
         out: dict[str, float] = json.loads(path.read_text(encoding="utf-8"))
     else:
@@ -473,7 +499,7 @@ def site_validation(
         for train, test in protocol.site_folds(protocol_pages, n_splits):
             chosen = train.tolist()
             model = fit_with_cut(
-                [pages[i] for i in chosen], [protocol_pages[i] for i in chosen], inner
+                [pages[i] for i in chosen], [protocol_pages[i] for i in chosen], inner, seed
             )
             tested = test.tolist()
             for i, p in zip(tested, predict(model, [pages[i] for i in tested]), strict=True):
@@ -496,12 +522,13 @@ def final_model(
     protocol_pages: Sequence[protocol.ProtocolPage],
     cache: Path,
     inner: int | str,
+    seed: int = SEED,
 ) -> BoostedTrees:
     """The model of every page (cached under ``cache``)."""
-    path = cache / f"tagratio-final-{_run_tag(pages, inner)}.json"
+    path = cache / f"tagratio-final-{_run_tag(pages, inner, seed)}.json"
     if path.is_file():
         return BoostedTrees.from_dict(json.loads(path.read_text(encoding="utf-8")))
-    model = fit_with_cut(pages, protocol_pages, inner)
+    model = fit_with_cut(pages, protocol_pages, inner, seed)
     path.write_text(json.dumps(model.to_dict()), encoding="utf-8")
     return model
 
@@ -528,6 +555,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="inner folds choosing the cut: 'sets' (each training set left out) or a number "
         "of site-grouped folds (1: cut 0.5)",
     )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=SEED,
+        help="the learner's random_state (which blocks early stopping holds out); recorded "
+        "in the model file",
+    )
     parser.add_argument("--cache", type=Path, default=Path("/tmp/scrapy-tagratio-cache"))
     parser.add_argument("--no-write", action="store_true", help="validate only")
     parser.add_argument(
@@ -553,11 +587,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     stages = ("loso", "site", "final") if args.stage == "all" else (args.stage,)
     validation = {}
     if "loso" in stages:
-        validation["leave_one_set_out"] = loso_validation(pages, args.cache, args.inner)
+        validation["leave_one_set_out"] = loso_validation(pages, args.cache, args.inner, args.seed)
     if "site" in stages:
-        validation["site_grouped"] = site_validation(pages, protocol_pages, args.cache, args.inner)
+        validation["site_grouped"] = site_validation(
+            pages, protocol_pages, args.cache, args.inner, seed=args.seed
+        )
     if "final" in stages:
-        final = final_model(pages, protocol_pages, args.cache, args.inner)
+        final = final_model(pages, protocol_pages, args.cache, args.inner, args.seed)
     if args.stage != "all":
         return 0
     print(f"final model: {final.feature.shape[0]} trees, depth {final.depth}, cut {final.cut}")
@@ -571,7 +607,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "labelled_blocks": labelled,
             "fingerprint": _fingerprint(pages),
             "learner": "sklearn HistGradientBoostingClassifier",
-            "params": PARAMS,
+            "params": learner_params(args.seed),
             "gold_share": GOLD_SHARE,
             "inner_folds": args.inner,
             "limit": args.limit,
