@@ -352,7 +352,7 @@ def scores_by_set(
 
 
 def predict(model: BoostedTrees, pages: Sequence[PageBlocks]) -> list[np.ndarray]:
-    return [content_probability(model, p.features.astype(np.float64)) for p in pages]
+    return [content_probability(model, p.features) for p in pages]
 
 
 def inner_folds(

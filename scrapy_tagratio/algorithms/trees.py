@@ -121,11 +121,11 @@ class BoostedTrees:
         kernel = active_kernel()
         if kernel is not None:
             feature, threshold, left, right, value, offset = self._flat
-            sums = np.empty(len(x))
+            roots, sums = offset.ravel(), np.empty(len(x))
             for start in range(0, len(x), _ROWS):  # float64 rows a slice at a time
                 rows = np.ascontiguousarray(x[start : start + _ROWS], dtype=np.float64)
                 kernel.tree_sums(
-                    rows, feature, threshold, left, right, value, offset.ravel(), self.depth,
+                    rows, feature, threshold, left, right, value, roots, self.depth,
                     sums[start : start + _ROWS],
                 )  # fmt: skip
             return self.baseline + sums
