@@ -217,7 +217,9 @@ class Data:
         return cls(
             records,
             tuple(names),
-            *(matrix(records, names, mode) for mode in MODES),
+            matrix(records, names, MODES[0]),
+            matrix(records, names, MODES[1]),
+            matrix(records, names, MODES[2]),
             np.array([r.page.is_overview for r in records]),
         )
 
@@ -332,7 +334,7 @@ def shipped(data: Data, train: np.ndarray, test: np.ndarray) -> np.ndarray:
     (``--features`` may name others)."""
     out = np.empty((len(MODES), test.size, 2))
     for mode in (0, 1):
-        out[mode, :, :] = [data.records[i].shipped[mode] for i in test]  # type: ignore[index]
+        out[mode, :, :] = [data.records[i].shipped[mode] for i in test]
     model = shipped_model()
     rows = matrix([data.records[i] for i in test.tolist()], model.features, MODES[2])
     out[2, :, 0], out[2, :, 1] = model.judge(rows)

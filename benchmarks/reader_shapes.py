@@ -53,7 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         def raw_scan(data: bytes) -> tuple[bool, bool, int]:
             return scan(data)[0], True, -1
 
-        lexbor_reader.scan_markup = raw_scan  # type: ignore[assignment]
+        lexbor_reader.scan_markup = raw_scan
     pages = pool()
     if args.limit:
         pages = pages[:: max(1, len(pages) // args.limit)]

@@ -46,6 +46,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -115,8 +116,9 @@ def _score(page: _data.Page, dataset: str, text: str, body: str | None) -> Score
 def set_f1(dataset: str, scores: Sequence[Score]) -> float:
     """The set's own figure: snippet F-score (trafilatura-eval), else word 4-gram F1."""
     if dataset == "trafilatura":
-        return sum(scores[1:], scores[0]).f_score  # type: ignore[arg-type, union-attr]
-    return summarise_shingles(scores)[2]  # type: ignore[arg-type]
+        snippets = cast(Sequence[SnippetCounts], scores)  # a set's scores are of one kind
+        return sum(snippets[1:], snippets[0]).f_score
+    return summarise_shingles(cast(Sequence[ShingleCounts], scores))[2]
 
 
 def sites(dataset: str) -> dict[str, list[str]]:
@@ -154,10 +156,10 @@ def without_disclaimers(golds: Sequence[str]) -> list[str]:
 def site_golds(pages: Sequence[_data.Page]) -> dict[Gold, list[str | None]]:
     """Per gold of :data:`GOLDS`, the gold text of each page of one site (None for
     trafilatura-eval, whose gold is snippets)."""
-    bodies = [page.gold.get("body") for page in pages]
-    if any(body is None for body in bodies):
+    bodies: list[str] = [page.gold["body"] for page in pages if page.gold.get("body") is not None]
+    if len(bodies) < len(pages):
         return {gold: [None] * len(pages) for gold in GOLDS}
-    return {"template-free": without_disclaimers(bodies), "as given": bodies}
+    return {"template-free": list(without_disclaimers(bodies)), "as given": list(bodies)}
 
 
 def run_set(dataset: str, algorithm: str, model: str | None = None) -> dict[Gold, list[PageResult]]:
@@ -382,6 +384,42 @@ def memory_size(pages: int = 100_000, sites: int = 1_000, blocks: int = 300) -> 
     )
 
 
+def _print_by_position(
+    pages: Sequence[PageResult],
+    known: dict[Gold, dict[Column, list[Score]]],
+    columns: Sequence[Column],
+    names: Sequence[str],
+) -> None:
+    """dragnet-dev's figures per column of ``known`` (its pages' scores in ``pages``'
+    order), by the page's position within its site."""
+    print(
+        "dragnet-dev with the constants chosen on all pages, by position within the site "
+        "(hold 0: as crawled, no hold; whole site: every other page of the site known), "
+        "against the template-free gold:"
+    )
+    print(f"    {'':18s}" + " ".join(f"{name:>10s}" for name in names))
+    groups: list[tuple[str, list[int]]] = [
+        (f"page {position + 1}", [k for k, r in enumerate(pages) if r.position == position])
+        for position in range(6)
+    ]
+    groups += [
+        ("sites of 3+ pages", [k for k, r in enumerate(pages) if r.site_pages >= 3]),
+        ("all", list(range(len(pages)))),
+    ]
+    for label, rows in groups:
+        cells = " ".join(
+            f"{set_f1('dragnet', [known['template-free'][column][k] for k in rows]):10.4f}"
+            for column in columns
+        )
+        print(f"    {label:18s}{cells}   ({len(rows)} pages)")
+    multi = groups[-2][1]
+    cells = " ".join(
+        f"{set_f1('dragnet', [known['as given'][column][k] for k in multi]):10.4f}"
+        for column in columns
+    )
+    print(f"    {'the same, as given':18s}{cells}   ({len(multi)} pages of sites of 3+ pages)")
+
+
 def report(
     results: dict[Gold, list[PageResult]],
     algorithm: str,
@@ -442,30 +480,7 @@ def report(
         else "whole site"
         for column in columns
     ]
-    print(
-        "dragnet-dev with the constants chosen on all pages, by position within the site "
-        "(hold 0: as crawled, no hold; whole site: every other page of the site known), "
-        "against the template-free gold:"
-    )
-    print(f"    {'':18s}" + " ".join(f"{name:>10s}" for name in names))
-    groups = [(f"page {p + 1}", lambda r, p=p: r.position == p) for p in range(6)]
-    groups += [
-        ("sites of 3+ pages", lambda r: r.site_pages >= 3),
-        ("all", lambda r: True),
-    ]
-    for name, keep in groups:
-        rows = [k for k, i in enumerate(dragnet) if keep(judged[i])]
-        cells = " ".join(
-            f"{set_f1('dragnet', [known['template-free'][column][k] for k in rows]):10.4f}"
-            for column in columns
-        )
-        print(f"    {name:18s}{cells}   ({len(rows)} pages)")
-    multi = [k for k, i in enumerate(dragnet) if judged[i].site_pages >= 3]
-    cells = " ".join(
-        f"{set_f1('dragnet', [known['as given'][column][k] for k in multi]):10.4f}"
-        for column in columns
-    )
-    print(f"    {'the same, as given':18s}{cells}   ({len(multi)} pages of sites of 3+ pages)")
+    _print_by_position([judged[i] for i in dragnet], known, columns, names)
     print("cost:")
     print(timing(algorithm, time_limit))
     print(memory_size())
