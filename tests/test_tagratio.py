@@ -20,7 +20,6 @@ from scrapy_tagratio.algorithms.tagratio import (
     main_container,
     named_comments,
     sections_parent,
-    twins_parent,
 )
 from scrapy_tagratio.algorithms.trees import MODEL_VERSION, load_model
 from scrapy_tagratio.document import Document
@@ -452,52 +451,3 @@ def test_accuracy_on_development_pages(benchmark_set) -> None:  # type: ignore[n
     f1 = {k: 2 * tp / (2 * tp + fn + fp) for k, (tp, fn, fp) in counts.items()}
     assert f1["tagratio"] >= 0.91
     assert f1["tagratio"] > f1["cectd"] + 0.05
-
-
-def _builder(counts: tuple[int, ...], after: str = "") -> str:
-    """A page built by a page builder: the story's paragraphs split into text blocks
-    (``div.text-block``, ``counts[k]`` paragraphs of :data:`STORY` each), every block in
-    its own row and column (cousins, not siblings), ``after`` after the rows, a share bar
-    and a sidebar beside the body."""
-    paragraphs = STORY.split("</p>")
-    start = 0
-    rows = ""
-    for count in counts:
-        text = "</p>".join(paragraphs[start : start + count]) + "</p>"
-        block = f"<div class='text-block'>{text}</div>"
-        rows += f"<div class='row'><div class='column'>{block}</div></div>"
-        start += count
-    return (
-        "<html><body><div id='page'><div class='body'><h1>Council repairs the wall</h1>"
-        f"{rows}{after}</div><div class='sidebar'>{SIDEBAR}</div></div></body></html>"
-    )
-
-
-def test_a_text_split_into_template_blocks_is_one_main_container() -> None:
-    """The densest node is one of the text blocks a page builder splits the story into,
-    each in its own row and column: not siblings, so :func:`sections_parent` leaves it;
-    the nearest ancestor holding the other blocks of its tag and class becomes the main
-    container, and the later paragraphs are inside it, not after it. A copy of the
-    class under a sidebar, or one much less dense than the densest block, leaves the
-    main container as it was."""
-    doc, sums, _, densest = _densest(_builder((5, 2)))
-    nodes = doc.nodes
-    none = np.zeros(len(nodes), dtype=bool)
-    assert nodes.hint[densest].split() == ["text-block"]
-    assert sections_parent(nodes, sums, densest, none) == densest
-    body = twins_parent(nodes, sums, densest, none)
-    assert nodes.hint[body].split() == ["body"]
-    blocks, features, _ = block_features(doc)
-    paragraphs = np.array([t.startswith("Paragraph") for t in doc.block_texts(blocks)])
-    assert paragraphs.sum() == 7
-    assert (features[paragraphs, FEATURES.index("inside_main")] > 0).all()
-    assert not (features[paragraphs, FEATURES.index("after_main")] > 0).any()
-
-    one = "</p>".join(STORY.split("</p>")[:1]) + "</p>"
-    sidebar = f"<div class='sidebar'><div class='column'><div class='text-block'>{one}</div></div>"
-    sidebar += "</div>"
-    for html in (_builder((5,), sidebar), _builder((7, 1))):
-        doc, sums, _, densest = _densest(html)
-        nodes = doc.nodes
-        assert nodes.hint[densest].split() == ["text-block"]
-        assert twins_parent(nodes, sums, densest, np.zeros(len(nodes), dtype=bool)) == densest

@@ -82,7 +82,6 @@ __all__ = [
     "main_container",
     "named_comments",
     "sections_parent",
-    "twins_parent",
 ]
 
 #: Elements that hold page furniture, not article text.
@@ -128,12 +127,6 @@ ARTICLE_PROSE_CHARS = 300
 #: is another section of the same text (:func:`sections_parent`). Design constant ("about
 #: as dense"), not fitted.
 SECTION_SHARE = 0.5
-#: Copies of the main container's template block (its tag and class, :func:`twins_parent`)
-#: count when they lie within this many levels above it and have at least
-#: :data:`TWIN_SHARE` of its DensitySum. Design constants ("a few wrappers", "a short
-#: section"), not fitted.
-TWIN_LEVELS = 3
-TWIN_SHARE = 0.2
 #: Hints that mark the article body itself and overrule the above.
 CONTENT_HINT = re.compile(r"\b(?:article {0,2}body|post content|entry content)\b")
 #: Class/id words that name a comment (template vocabulary, English whatever the page's
@@ -272,48 +265,6 @@ def sections_parent(nodes: NodeTable, sums: np.ndarray, main: int, excluded: np.
     return parent if siblings.any() and sums[main] > 0 else main
 
 
-def twins_parent(nodes: NodeTable, sums: np.ndarray, main: int, excluded: np.ndarray) -> int:
-    """The nearest ancestor of ``main`` that also holds the other copies of its template
-    block, when the article body is split into blocks of one kind that are not siblings
-    (page builders' text columns, ``wpb_text_column > wpb_wrapper``; story blocks, each
-    in its own row or section; a medium post's sections): :func:`sections_parent` sees
-    siblings only, so the body's other blocks lay outside the main container, after it,
-    where the block model dropped the short ones. A copy is a node of ``main``'s tag and
-    class/id (non-empty, naming no furniture) under the ancestor :data:`TWIN_LEVELS`
-    levels up, outside ``main``'s path, not ``excluded`` or inside an excluded node
-    (comment threads, teaser lists) or under a furniture tag or hint, with at least
-    :data:`TWIN_SHARE` of ``main``'s DensitySum. ``main`` itself when there is none."""
-    hint = nodes.hint[main]
-    if not hint.strip() or sums[main] <= 0 or _names_boilerplate(hint):
-        return main
-    top = main
-    for _ in range(TWIN_LEVELS):
-        if nodes.parent[top] < 0:
-            break
-        top = int(nodes.parent[top])
-    span = np.arange(top, int(nodes.end[top]))
-    codes, _ = nodes.tag_codes
-    region = np.zeros(len(nodes), dtype=bool)
-    region[span] = True
-    path = nodes.ancestors_or_self(main)
-    own = np.zeros(len(nodes), dtype=bool)
-    own[main] = True
-    candidates = region & (codes == codes[main]) & ~path & ~nodes.with_descendants(own)
-    candidates &= sums >= TWIN_SHARE * sums[main]
-    candidates[candidates] = [nodes.hint[i] == hint for i in np.flatnonzero(candidates).tolist()]
-    if not candidates.any():
-        return main
-    furniture = nodes.tag_mask(BOILERPLATE_TAGS) | hint_flags(nodes, where=region & ~path)
-    furniture = (furniture | excluded) & region & ~path
-    twins = np.flatnonzero(candidates & ~nodes.with_descendants(furniture))
-    if not len(twins):
-        return main
-    first = min(main, int(twins.min()))
-    last = max(int(nodes.end[main]), int(nodes.end[twins].max()))
-    ancestors = np.flatnonzero(path & (np.arange(len(nodes)) <= first) & (nodes.end >= last))
-    return int(ancestors.max())
-
-
 def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Features of the page's text blocks.
 
@@ -378,7 +329,6 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
             main = beside
             under_tag, under_hint = furniture_around(main)
     sections = sections_parent(nodes, sums, main, threads | structures.teaser)
-    sections = twins_parent(nodes, sums, sections, threads | structures.teaser)
     if sections != main:
         main = sections
         under_tag, under_hint = furniture_around(main)
