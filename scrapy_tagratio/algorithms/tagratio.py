@@ -187,7 +187,6 @@ FEATURES = (
     "position",
     "inside_main",
     "after_main",
-    "levels_to_main",
     "share_of_main",
     "main_share_of_page",
     "log_page_length",
@@ -339,18 +338,6 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
     previous = lambda values: np.concatenate(([0.0], values))[:-1]  # noqa: E731
     following = lambda values: np.concatenate((values, [0.0]))[1:]  # noqa: E731
 
-    def levels_to_main() -> np.ndarray:
-        """Per block, how many levels above the main container its nearest common
-        ancestor with it lies (0 inside it, 1 in a sibling's subtree: a lead or headline
-        in the article's header beside the body, 2 and more ever farther off); the main
-        container's ancestors are nested, so a block's common ancestor is the deepest
-        one whose subtree holds it."""
-        path = np.flatnonzero(nodes.ancestors_or_self(main))  # root first
-        held = np.zeros(len(blocks))
-        for a in path.tolist():
-            held += (blocks >= a) & (blocks < nodes.end[a])
-        return np.minimum(len(path) - held, 6.0)
-
     def columns() -> Iterator[np.ndarray | float]:
         """The columns of :data:`FEATURES`, in order, computed one at a time as the matrix
         is filled (all held at once beside it, they would be the page's peak of memory on
@@ -375,7 +362,6 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
         yield blocks / max(n, 1)
         yield inside
         yield blocks >= nodes.end[main]
-        yield levels_to_main()
         yield np.where(inside, length[blocks] / main_chars, 0.0)
         yield main_chars / page_chars
         yield np.log1p(page_chars)
