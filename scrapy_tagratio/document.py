@@ -359,23 +359,6 @@ class Document:
         pieces = walk.piece[is_text][walk.table.block[walk.owners[is_text]] == block]
         return " ".join("".join(walk.pieces[pieces].tolist()).split())
 
-    def few_block_texts(self, blocks: np.ndarray) -> list[str]:
-        """:meth:`block_texts` of a few ``blocks`` (sorted node indices): their pieces are
-        picked by one mask over the events, not sorted by block (:meth:`block_text` for
-        several blocks at once)."""
-        walk = self._walk
-        is_text = walk.kinds == EVENT_TEXT
-        owner_block = walk.table.block[walk.owners[is_text]]
-        wanted = np.zeros(len(walk.table), dtype=bool)
-        wanted[blocks] = True
-        chosen = wanted[owner_block]
-        pieces = walk.pieces[walk.piece[is_text][chosen]].tolist()
-        owner_block = owner_block[chosen]
-        texts: dict[int, list[str]] = {}
-        for block, text in zip(owner_block.tolist(), pieces, strict=True):
-            texts.setdefault(block, []).append(text)
-        return [" ".join("".join(texts.get(b, ())).split()) for b in np.asarray(blocks).tolist()]
-
     def _content_events(self, content: np.ndarray) -> np.ndarray:
         """The walk's events of the marked elements' text and of the opening and closing
         of the marked elements and their ancestors (the structure the text sits in)."""

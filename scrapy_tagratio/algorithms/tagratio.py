@@ -24,12 +24,7 @@ block* (the nearest block-level element of each piece of text) from:
   its depth below it and its share of the container's text, the container's share of the
   page, the page's length, and the length and link share of the previous and next blocks.
   Hints on the path from the body to the main container do not count: a hint on the
-  article's own container (``class="post has-sidebar"``) says nothing about its parts;
-* the article's header zone: whether the block is article prose (a paragraph's length,
-  few links, outside comment threads and teaser lists) outside page furniture that lies
-  after the article's headline (a heading whose words are the page's ``og:title`` or
-  ``<title>``, or begin or end it: :func:`headline_block`) and before the main container:
-  the lead and standfirst that templates put above the body's container.
+  article's own container (``class="post has-sidebar"``) says nothing about its parts.
 
 **Comment threads** are decided by a rule, not learned: a thread outside the main
 container, on a page with article prose outside every thread (:data:`ARTICLE_PROSE_CHARS`),
@@ -83,7 +78,6 @@ __all__ = [
     "TagRatio",
     "block_features",
     "content_probability",
-    "headline_block",
     "hint_flags",
     "main_container",
     "named_comments",
@@ -135,11 +129,6 @@ ARTICLE_PROSE_CHARS = 300
 SECTION_SHARE = 0.5
 #: Hints that mark the article body itself and overrule the above.
 CONTENT_HINT = re.compile(r"\b(?:article {0,2}body|post content|entry content)\b")
-#: Headings the article's headline may be, and how many of them (the last before the main
-#: container) are compared with the page's titles (:func:`headline_block`).
-HEADLINE_TAGS = ("h1", "h2", "h3")
-HEADLINE_CANDIDATES = 8
-_WORD = re.compile(r"\w+")
 #: Class/id words that name a comment (template vocabulary, English whatever the page's
 #: language): a repeated item (:attr:`~scrapy_tagratio.structure.Structures.repeated`)
 #: so named counts as a comment of a thread even where the structure test misses it
@@ -198,7 +187,6 @@ FEATURES = (
     "position",
     "inside_main",
     "after_main",
-    "after_headline",
     "share_of_main",
     "main_share_of_page",
     "log_page_length",
@@ -277,44 +265,6 @@ def sections_parent(nodes: NodeTable, sums: np.ndarray, main: int, excluded: np.
     return parent if siblings.any() and sums[main] > 0 else main
 
 
-def _title_words(text: str | None) -> list[str]:
-    return _WORD.findall((text or "").casefold())
-
-
-def _is_title(words: list[str], title: list[str]) -> bool:
-    """``words`` are ``title``, or begin or end it ("Headline | Site", "Site - Headline":
-    two words or more, or one of 8 characters: a CJK headline is one word here)."""
-    size = len(words)
-    if words == title:
-        return True
-    return (
-        0 < size < len(title)
-        and (size >= 2 or len(words[0]) >= 8)
-        and words in (title[:size], title[-size:])
-    )
-
-
-def headline_block(document: Document, blocks: np.ndarray, before: int) -> int:
-    """The block of the article's headline among ``blocks`` (a page's text blocks in
-    document order): the last of the :data:`HEADLINE_CANDIDATES` ``h1``-``h3`` blocks
-    before node ``before`` whose words (case and punctuation aside) are the page's
-    ``og:title`` or ``<title>``, or begin or end it (:mod:`..headline` reads the headline
-    so); -1 when there is none."""
-    titles = [t for t in (_title_words(document.title), _title_words(document.html_title)) if t]
-    if not titles:
-        return -1
-    heads = blocks[(blocks < before) & document.nodes.tag_mask(HEADLINE_TAGS)[blocks]]
-    heads = heads[-HEADLINE_CANDIDATES:]
-    if not heads.size:
-        return -1
-    texts = document.few_block_texts(heads)
-    for block, text in zip(reversed(heads.tolist()), reversed(texts), strict=True):
-        words = _title_words(text)
-        if words and any(_is_title(words, title) for title in titles):
-            return block
-    return -1
-
-
 def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Features of the page's text blocks.
 
@@ -383,10 +333,6 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
         main = sections
         under_tag, under_hint = furniture_around(main)
     inside = (blocks >= main) & (blocks < nodes.end[main])
-    headline = headline_block(document, blocks, main)
-    header_zone = (blocks > headline) & (nodes.end[blocks] <= main) if headline >= 0 else None
-    if header_zone is not None:
-        header_zone &= prose & ~(under_tag[blocks] | under_hint[blocks])
     page_chars = max(float(nodes.chars[0]), 1.0)
     main_chars = max(float(nodes.chars[main]), 1.0)
     previous = lambda values: np.concatenate(([0.0], values))[:-1]  # noqa: E731
@@ -416,7 +362,6 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
         yield blocks / max(n, 1)
         yield inside
         yield blocks >= nodes.end[main]
-        yield header_zone if header_zone is not None else 0.0
         yield np.where(inside, length[blocks] / main_chars, 0.0)
         yield main_chars / page_chars
         yield np.log1p(page_chars)
