@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -26,6 +27,7 @@ __all__ = [
     "load_page",
     "page_ids",
     "pages",
+    "write_atomically",
 ]
 
 #: Command-line names of the sets and their directories.
@@ -124,3 +126,20 @@ def pages(dataset: str, limit: int | None = None) -> Iterator[Page]:
     """The set's pages in sorted-id order, at most ``limit``."""
     for page_id in page_ids(dataset, limit):
         yield load_page(dataset, page_id)
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file of the same folder renamed over
+    it: a cache file is then absent or whole, never half written, when two benchmark
+    processes write it at once (the training script's stages run side by side on one
+    cache) or a run is stopped midway."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    part = Path(name)
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+        os.replace(part, path)
+    except BaseException:
+        part.unlink(missing_ok=True)
+        raise

@@ -213,9 +213,7 @@ def peer_totals(
             cached: dict[str, Totals] = pickle.load(handle)
         return cached
     totals = _totals(dataset, ids, peers, None, jobs)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "wb") as handle:
-        pickle.dump(totals, handle)
+    _data.write_atomically(path, pickle.dumps(totals))
     return totals
 
 

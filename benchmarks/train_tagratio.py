@@ -248,10 +248,8 @@ def load_blocks(limit: int | None, cache: Path | None) -> list[PageBlocks]:
                 f"  {done}/{len(pages)} pages, {time.perf_counter() - started:.0f} s",
                 file=sys.stderr,
             )
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "wb") as handle:
-            pickle.dump([vars(page) for page in result], handle)  # plain data: any __main__
+    if path is not None:  # plain data: any __main__ reads it
+        _data.write_atomically(path, pickle.dumps([vars(page) for page in result]))
     return result
 
 
@@ -460,7 +458,7 @@ def write_loso_models(
         keys = {p.key for p in pages}
         protocol_pages = [p for p in protocol.pool(LABEL_SETS) if p.key in keys]
         for dataset, model in loso_models(pages, protocol_pages, inner, seed).items():
-            paths[dataset].write_text(json.dumps(model.to_dict()), encoding="utf-8")
+            _data.write_atomically(paths[dataset], json.dumps(model.to_dict()).encode())
     return paths
 
 
@@ -511,7 +509,7 @@ def site_validation(
             if chosen:
                 score = set_score([pages[i] for i in chosen], [kept[i] for i in chosen], dataset)
                 out[dataset] = round(score, 4)
-        path.write_text(json.dumps(out), encoding="utf-8")
+        _data.write_atomically(path, json.dumps(out).encode())
     for dataset, score in out.items():
         print(f"site-grouped {n_splits} folds: {dataset:<12} score {score:.4f}")
     return out
@@ -529,7 +527,7 @@ def final_model(
     if path.is_file():
         return BoostedTrees.from_dict(json.loads(path.read_text(encoding="utf-8")))
     model = fit_with_cut(pages, protocol_pages, inner, seed)
-    path.write_text(json.dumps(model.to_dict()), encoding="utf-8")
+    _data.write_atomically(path, json.dumps(model.to_dict()).encode())
     return model
 
 
