@@ -17,7 +17,10 @@ page's set:
 * a block of a comment thread beside an article (feature ``thread_beside_article``) is
   left unlabelled whatever its set's gold says: the default drops such threads by rule
   (``scrapy_tagratio.algorithms.tagratio``), so the model never decides them and learns
-  nothing from them (the sets' gold disagrees on them).
+  nothing from them (the sets' gold disagrees on them);
+* the article's lead (``block_features``' ``lead``) keeps its labels: the rule that keeps
+  it does not change what the model learns, and :func:`predict` applies it as the
+  extractor does, so the validation scores the extractor's choice.
 
 Each page weighs one in all (its labelled blocks share the weight by their words), so long
 pages and the largest set do not drown the others. The learner is scikit-learn's
@@ -133,6 +136,7 @@ class PageBlocks:
     dataset: str  # the set whose gold labels it (its first labelling membership)
     sets: tuple[str, ...]
     features: np.ndarray  # float32, blocks x features
+    lead: np.ndarray  # bool per block: the article's lead, kept by rule
     labels: np.ndarray  # int8: 1 content, 0 not, -1 unlabelled
     weights: np.ndarray  # float32, summing to 1 over labelled blocks
     texts: list[str]
@@ -174,7 +178,7 @@ def _snippet_labels(texts: list[str], with_: list[str], without: list[str]) -> n
 def page_blocks(page: protocol.ProtocolPage) -> PageBlocks:
     """Features, labels and texts of one page's blocks."""
     document = Document.from_input(page.html(), url=page.url)
-    blocks, features, _ = block_features(document)
+    blocks, features, _, lead = block_features(document)
     texts = document.block_texts(blocks)
     dataset = next(name for name in page.sets if name in LABEL_SETS)
     record = page.gold(dataset)
@@ -195,6 +199,7 @@ def page_blocks(page: protocol.ProtocolPage) -> PageBlocks:
         dataset=dataset,
         sets=page.sets,
         features=features.astype(np.float32),
+        lead=lead,
         labels=labels,
         weights=weights.astype(np.float32),
         texts=texts,
@@ -350,7 +355,7 @@ def scores_by_set(
 
 
 def predict(model: BoostedTrees, pages: Sequence[PageBlocks]) -> list[np.ndarray]:
-    return [content_probability(model, p.features) for p in pages]
+    return [content_probability(model, p.features, p.lead) for p in pages]
 
 
 def inner_folds(

@@ -352,12 +352,25 @@ class Document:
         ]
 
     def block_text(self, block: int) -> str:
-        """The text layout block ``block`` owns, as :meth:`block_texts` gives it: for one
-        block, its pieces are picked by one mask over the events, not sorted by block."""
+        """The text layout block ``block`` owns, as :meth:`block_texts` gives it."""
+        return self.few_block_texts(np.array([block]))[0]
+
+    def few_block_texts(self, blocks: np.ndarray) -> list[str]:
+        """:meth:`block_texts` of a few ``blocks`` (node indices): their pieces are picked by
+        one mask over the events, not sorted by block (:attr:`pieces_by_block`, which the
+        extraction does not otherwise need)."""
         walk = self._walk
         is_text = walk.kinds == EVENT_TEXT
-        pieces = walk.piece[is_text][walk.table.block[walk.owners[is_text]] == block]
-        return " ".join("".join(walk.pieces[pieces].tolist()).split())
+        owner_block = walk.table.block[walk.owners[is_text]]
+        wanted = np.zeros(len(walk.table), dtype=bool)
+        wanted[blocks] = True
+        chosen = wanted[owner_block]
+        pieces = walk.pieces[walk.piece[is_text][chosen]].tolist()
+        owner_block = owner_block[chosen]
+        texts: dict[int, list[str]] = {}
+        for block, text in zip(owner_block.tolist(), pieces, strict=True):
+            texts.setdefault(block, []).append(text)
+        return [" ".join("".join(texts.get(b, ())).split()) for b in np.asarray(blocks).tolist()]
 
     def _content_events(self, content: np.ndarray) -> np.ndarray:
         """The walk's events of the marked elements' text and of the opening and closing

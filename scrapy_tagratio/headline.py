@@ -13,28 +13,13 @@ share, net text length, link density: the papers' quantities) stay as it compute
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 from .algorithms.base import Labelling, dom_labelling
 from .document import Document
+from .titles import HEADLINE_TAGS, names_title, title_words
 
 __all__ = ["without_leading_headline"]
-
-_WORD = re.compile(r"\w+")
-#: A heading whose words begin or end the title is the headline the title carries with the
-#: site's name ("Headline | Site", "Site - Headline": the title without metadata).
-_HEADINGS = frozenset({"h1", "h2", "h3"})
-
-
-def _words(text: str) -> list[str]:
-    return _WORD.findall(text.casefold())
-
-
-def _is_end_of(part: list[str], words: list[str]) -> bool:
-    """Whether ``part`` (two words or more) begins or ends ``words``."""
-    size = len(part)
-    return 2 <= size < len(words) and part in (words[:size], words[-size:])
 
 
 def without_leading_headline(
@@ -43,22 +28,22 @@ def without_leading_headline(
     """``labelling`` without its first block (DOM methods) or line (the others) when that
     is the ``headline``, word for word (case, spacing and punctuation aside), or a heading
     that begins or ends it: what the text outputs are built from."""
-    words = _words(headline or "")
+    words = title_words(headline)
     if not words:
         return labelling
     content = labelling.content_nodes
     if content is None:
         line, _, rest = labelling.text.partition("\n")
-        if _words(line) != words:
+        if title_words(line) != words:
             return labelling
         return replace(labelling, text=rest)
     if not content.any():
         return labelling
     block_of = document.nodes.block
     block = block_of[content.argmax()]
-    opening = _words(document.block_text(block))
+    opening = title_words(document.block_text(block))
     if opening != words and not (
-        document.nodes.tag[block] in _HEADINGS and _is_end_of(opening, words)
+        document.nodes.tag[block] in HEADLINE_TAGS and names_title(opening, words)
     ):
         return labelling
     # The content keeps or leaves each block whole (dom_labelling) and loses one.

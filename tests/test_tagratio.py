@@ -142,13 +142,13 @@ def test_model_file_matches_the_feature_code() -> None:
     for name in training["sets"]:
         assert 0.0 < model.about["validation"]["leave_one_set_out"][name]["cut"] < 1.0
     doc = Document.from_input(PAGE)
-    _, features, _ = block_features(doc)
+    _, features, _, _ = block_features(doc)
     assert features.shape[1] == len(model.features)
 
 
 def test_block_features_are_one_row_per_text_block() -> None:
     doc = Document.from_input(PAGE)
-    blocks, features, owner = block_features(doc)
+    blocks, features, owner, _ = block_features(doc)
     assert features.shape == (len(blocks), len(FEATURES))
     assert np.all(np.isfinite(features))
     # every node with own text belongs to exactly one of the blocks
@@ -209,14 +209,14 @@ def test_a_thread_beside_an_article_is_dropped_by_rule() -> None:
     article = "<html><body><article><h1>Council repairs the wall</h1>" + STORY + "</article>"
     for html, flagged in ((article + _thread(5), True), ("<html><body>" + _thread(5), False)):
         doc = Document.from_input(html + "</body></html>")
-        blocks, features, _ = block_features(doc)
+        blocks, features, _, lead = block_features(doc)
         texts = doc.block_texts(blocks)
         in_thread = features[:, FEATURES.index("in_comment_thread")] > 0
         posts = np.array(["(reader" in t for t in texts])
         assert posts.sum() == 5
         assert in_thread[posts].all()
         assert np.array_equal(features[:, column] > 0, in_thread & flagged)
-        probability = content_probability(model, features)
+        probability = content_probability(model, features, lead)
         assert (probability[in_thread] == 0).all() == flagged
         text = extract(html + "</body></html>").text
         assert ("(reader 3)" in text) != flagged
@@ -263,7 +263,7 @@ def test_the_list_holding_a_thread_is_not_the_main_container() -> None:
         assert comments.sum() == 12
         assert main_container(nodes, sums, structures) == densest
         assert main_container(nodes, sums, structures, comments) != densest
-        blocks, features, _ = block_features(doc)
+        blocks, features, _, _ = block_features(doc)
         posts = np.array(["(reader" in t for t in doc.block_texts(blocks)])
         inside = features[posts, FEATURES.index("inside_main")] > 0
         beside = features[posts, FEATURES.index("thread_beside_article")] > 0
@@ -293,7 +293,7 @@ def test_an_article_whose_container_names_furniture_still_bars_the_thread() -> N
     assert main_container(nodes, sums, structures) == densest
     post = next(i for i in range(len(nodes)) if nodes.hint[i].startswith("post"))
     assert hint_flags(nodes)[post]  # "author" names a boilerplate region
-    blocks, features, _ = block_features(doc)
+    blocks, features, _, _ = block_features(doc)
     texts = doc.block_texts(blocks)
     posts = np.array(["(reader" in t for t in texts])
     paragraphs = np.array([t.startswith("Paragraph") for t in texts])
@@ -329,7 +329,7 @@ def test_a_text_split_into_sections_is_one_main_container() -> None:
     page = int(nodes.parent[densest])
     assert nodes.hint[page].split() == ["page"]
     assert sections_parent(nodes, sums, densest, none) == page
-    blocks, features, _ = block_features(doc)
+    blocks, features, _, _ = block_features(doc)
     paragraphs = np.array([t.startswith("Paragraph") for t in doc.block_texts(blocks)])
     assert paragraphs.sum() == 10
     assert (features[paragraphs, FEATURES.index("inside_main")] > 0).all()
@@ -367,7 +367,7 @@ def test_the_list_holding_a_teaser_list_is_not_the_main_container() -> None:
     densest = int(np.argmax(sums))
     assert nodes.tag[densest] == "ol"
     assert main_container(nodes, sums, structures) == densest
-    blocks, features, _ = block_features(doc)
+    blocks, features, _, _ = block_features(doc)
     texts = doc.block_texts(blocks)
     paragraphs = np.array([t.startswith("Paragraph") for t in texts])
     notes_ = np.array(["Retrieved" in t for t in texts])
@@ -393,7 +393,7 @@ def test_comment_threads_on_real_pages(
 ) -> None:
     page = benchmark_set(dataset).load_page(dataset, page_id)
     doc = Document.from_input(page.html, url=page.url)
-    blocks, features, _ = block_features(doc)
+    blocks, features, _, _ = block_features(doc)
     in_thread = features[:, FEATURES.index("in_comment_thread")] > 0
     beside = features[:, FEATURES.index("thread_beside_article")] > 0
     posts = [_ws(t) for t, k in zip(doc.block_texts(blocks), in_thread, strict=True) if k]
@@ -421,7 +421,7 @@ def test_furniture_lowers_the_content_probability() -> None:
 
     def probability(page: str) -> float:
         doc = Document.from_input(page)
-        blocks, features, _ = block_features(doc)
+        blocks, features, _, _ = block_features(doc)
         texts = [doc.text_of(doc.nodes.with_descendants(np.eye(1, len(doc.nodes), b,
                  dtype=bool)[0])) for b in blocks.tolist()]
         row = next(i for i, t in enumerate(texts) if t.startswith("Marked"))

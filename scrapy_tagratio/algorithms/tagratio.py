@@ -40,6 +40,17 @@ beside an article, the list holding a thread's items cannot be the main containe
 (it is often the densest node, and the rule above only drops what lies outside the main
 container).
 
+**The article's lead** is kept by a rule too: article prose (a paragraph's length, few
+links, outside comment threads and teaser lists) outside page furniture that lies after
+the article's headline (the last of the headings before the main container whose words are
+the page's ``og:title`` or ``<title>``, or begin or end it: :func:`headline_block`) and
+before the main container: the lead, standfirst or intro that templates put above the
+body's container. Nothing else tells the model that these paragraphs belong to the
+article, and it dropped many (trafilatura-eval's largest class of gold lost outside the
+main container); as a rule (the model unchanged) they are kept on the pages where they
+occur and nowhere else, where a model refitted with them as a feature moved the other sets
+more than it gained (development notes, accuracy18).
+
 Gradient-boosted trees (:mod:`.trees`) turn these into the probability that the block is
 main content; blocks at or above the model's cut are kept. The model is data: the file
 ``scrapy_tagratio/models/tagratio.json``, written by ``benchmarks/train_tagratio.py`` from
@@ -60,6 +71,7 @@ import numpy as np
 
 from ..document import Document, NodeTable
 from ..structure import Structures, find_structures
+from ..titles import HEADLINE_TAGS, names_title, title_words
 from .base import (
     HEADING_TAGS,
     Algorithm,
@@ -78,6 +90,7 @@ __all__ = [
     "TagRatio",
     "block_features",
     "content_probability",
+    "headline_block",
     "hint_flags",
     "main_container",
     "named_comments",
@@ -129,6 +142,9 @@ ARTICLE_PROSE_CHARS = 300
 SECTION_SHARE = 0.5
 #: Hints that mark the article body itself and overrule the above.
 CONTENT_HINT = re.compile(r"\b(?:article {0,2}body|post content|entry content)\b")
+#: How many headings (the last before the main container) are compared with the page's
+#: titles (:func:`headline_block`).
+HEADLINE_CANDIDATES = 8
 #: Class/id words that name a comment (template vocabulary, English whatever the page's
 #: language): a repeated item (:attr:`~scrapy_tagratio.structure.Structures.repeated`)
 #: so named counts as a comment of a thread even where the structure test misses it
@@ -265,12 +281,36 @@ def sections_parent(nodes: NodeTable, sums: np.ndarray, main: int, excluded: np.
     return parent if siblings.any() and sums[main] > 0 else main
 
 
-def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def headline_block(document: Document, blocks: np.ndarray, before: int) -> int:
+    """The block of the article's headline among ``blocks`` (a page's text blocks in
+    document order): the last of the :data:`HEADLINE_CANDIDATES` ``h1``-``h3`` blocks
+    before node ``before`` whose words (case and punctuation aside) are the page's
+    ``og:title`` or ``<title>``, or begin or end it (:mod:`..headline` reads the headline
+    so); -1 when there is none."""
+    titles = [t for t in (title_words(document.title), title_words(document.html_title)) if t]
+    if not titles:
+        return -1
+    heads = blocks[(blocks < before) & document.nodes.tag_mask(HEADLINE_TAGS)[blocks]]
+    heads = heads[-HEADLINE_CANDIDATES:]
+    if not heads.size:
+        return -1
+    texts = document.few_block_texts(heads)
+    for block, text in zip(reversed(heads.tolist()), reversed(texts), strict=True):
+        if any(names_title(title_words(text), title) for title in titles):
+            return block
+    return -1
+
+
+def block_features(
+    document: Document,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Features of the page's text blocks.
 
-    Returns ``(blocks, features, owner)``: the node indices of the blocks (the block-level
-    elements that own text, in document order), a ``len(blocks) x len(FEATURES)`` array
-    whose columns are :data:`FEATURES` (float32), and each node's block (:attr:`NodeTable.block`).
+    Returns ``(blocks, features, owner, lead)``: the node indices of the blocks (the
+    block-level elements that own text, in document order), a ``len(blocks) x
+    len(FEATURES)`` array whose columns are :data:`FEATURES` (float32), each node's block
+    (:attr:`NodeTable.block`), and per block whether it is the article's lead (kept by
+    rule: see the module's description).
     """
     nodes = document.nodes
     n = len(nodes)
@@ -333,6 +373,9 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
         main = sections
         under_tag, under_hint = furniture_around(main)
     inside = (blocks >= main) & (blocks < nodes.end[main])
+    headline = headline_block(document, blocks, main)
+    lead = (blocks > headline) & (nodes.end[blocks] <= main) & (headline >= 0)
+    lead &= prose & ~(under_tag[blocks] | under_hint[blocks])
     page_chars = max(float(nodes.chars[0]), 1.0)
     main_chars = max(float(nodes.chars[main]), 1.0)
     previous = lambda values: np.concatenate(([0.0], values))[:-1]  # noqa: E731
@@ -375,18 +418,19 @@ def block_features(document: Document) -> tuple[np.ndarray, np.ndarray, np.ndarr
     features = np.empty((len(blocks), len(FEATURES)), dtype=np.float32)
     for column, values in zip(features.T, columns(), strict=True):
         column[:] = values
-    return blocks, features, owner
+    return blocks, features, owner, lead
 
 
 _BESIDE_ARTICLE = FEATURES.index("thread_beside_article")
 
 
-def content_probability(model: BoostedTrees, features: np.ndarray) -> np.ndarray:
-    """Per block (a row of :func:`block_features`), the probability that it is main
-    content: the model's, and 0 for a comment thread beside an article (the rule of the
-    module's description)."""
+def content_probability(model: BoostedTrees, features: np.ndarray, lead: np.ndarray) -> np.ndarray:
+    """Per block (a row of :func:`block_features` and its ``lead`` flag), the probability
+    that it is main content: the model's, 0 for a comment thread beside an article and 1
+    for the article's lead (the rules of the module's description)."""
     probability = model.probability(features)
     probability[features[:, _BESIDE_ARTICLE] > 0] = 0.0
+    probability[lead] = 1.0
     return probability
 
 
@@ -428,9 +472,9 @@ class TagRatio(Algorithm):
         cut = model.cut if self.threshold is None else self.threshold
         if n == 0 or nodes.chars[0] == 0:
             return dom_labelling(document, np.zeros(n, dtype=bool), np.zeros(n), cut)
-        blocks, features, owner = block_features(document)
+        blocks, features, owner, lead = block_features(document)
         probability = np.zeros(n)
-        probability[blocks] = content_probability(model, features)
+        probability[blocks] = content_probability(model, features, lead)
         del features  # not held while the text is built (large pages)
         kept = probability >= cut
         # Scores per node: the probability of the block it belongs to.
