@@ -451,3 +451,57 @@ def test_accuracy_on_development_pages(benchmark_set) -> None:  # type: ignore[n
     f1 = {k: 2 * tp / (2 * tp + fn + fp) for k, (tp, fn, fp) in counts.items()}
     assert f1["tagratio"] >= 0.91
     assert f1["tagratio"] > f1["cectd"] + 0.05
+
+
+LEAD = (
+    "The harbour wall will be rebuilt before winter, the council decided after a debate "
+    "that ran past midnight, and the promenade stays closed until the work is done."
+)
+
+
+def _lead_page(title: str, before_headline: str = "", in_aside: str = "") -> str:
+    """A page whose headline and lead sit above the story's container, as many templates
+    put them (a header block, then the body's own container)."""
+    return (
+        f"<html><head><title>{title}</title></head><body>"
+        f"<div class='masthead'><p>{before_headline}</p></div>"
+        "<div class='top'><h1>Council repairs the harbour wall</h1>"
+        f"<div class='standfirst'><p>{LEAD}</p></div>"
+        f"<aside><p>{in_aside}</p></aside></div>"
+        f"<div class='body'>{STORY}</div></body></html>"
+    )
+
+
+def _lead_flags(html: str) -> dict[str, tuple[bool, float]]:
+    """Per block text: its lead flag and its content probability."""
+    doc = Document.from_input(html)
+    blocks, features, _, lead = block_features(doc)
+    probability = content_probability(load_model(MODEL_NAME), features, lead)
+    return {
+        text: (bool(flag), float(p))
+        for text, flag, p in zip(doc.block_texts(blocks), lead, probability, strict=True)
+    }
+
+
+def test_the_lead_between_headline_and_container_is_kept_by_rule() -> None:
+    """Article prose after the headline (the <h1> the title names, with the site's name
+    after it) and before the main container is the article's lead: flagged, probability 1,
+    in the text; prose before the headline and prose in an <aside> are not flagged."""
+    other = (
+        "Subscribers can read every story of the week in the morning edition, delivered to "
+        "the door before seven, with the puzzles and the television listings."
+    )
+    html = _lead_page("Council repairs the harbour wall | Courier", other, other.upper())
+    flags = _lead_flags(html)
+    assert flags[LEAD] == (True, 1.0)
+    assert [text for text, (flag, _) in flags.items() if flag] == [LEAD]
+    assert LEAD in (extract(html).text or "")
+
+
+def test_no_lead_without_a_headline_the_title_names() -> None:
+    """A title that names another headline finds no headline: no block is a lead, whatever
+    lies above the container. A page without a title has its first <h1> as its title
+    (``Document.title``), so that heading is the headline and its lead is found."""
+    flags = _lead_flags(_lead_page("Weather warnings for the weekend"))
+    assert not [text for text, (flag, _) in flags.items() if flag]
+    assert _lead_flags(_lead_page(""))[LEAD] == (True, 1.0)
