@@ -537,12 +537,15 @@ def final_model(
 
 
 def _fingerprint(pages: Sequence[PageBlocks]) -> str:
-    """A digest of the training data: the pages, their blocks' features and labels."""
+    """A digest of the training data: the pages, their blocks' features and labels, and
+    the lead the rule keeps (the cut is chosen, and the cached scores computed, on the
+    rule's output as well as the model's)."""
     digest = hashlib.sha1()
     for page in pages:
         digest.update(page.key.encode())
         digest.update(page.features.tobytes())
         digest.update(page.labels.tobytes())
+        digest.update(page.lead.tobytes())
     return digest.hexdigest()
 
 
