@@ -18,9 +18,10 @@ page's set:
   left unlabelled whatever its set's gold says: the default drops such threads by rule
   (``scrapy_tagratio.algorithms.tagratio``), so the model never decides them and learns
   nothing from them (the sets' gold disagrees on them);
-* the article's lead (``block_features``' ``lead``) keeps its labels: the rule that keeps
-  it does not change what the model learns, and :func:`predict` applies it as the
-  extractor does, so the validation scores the extractor's choice.
+* the article's lead and the blocks after the article's body (``block_features``'
+  :class:`~scrapy_tagratio.algorithms.tagratio.BlockRules`) keep their labels: the rules
+  that keep or drop them do not change what the model learns, and :func:`predict` applies
+  them as the extractor does, so the validation scores the extractor's choice.
 
 Each page weighs one in all (its labelled blocks share the weight by their words), so long
 pages and the largest set do not drown the others. The learner is scikit-learn's
@@ -70,6 +71,7 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 from scrapy_tagratio.algorithms.tagratio import (
     FEATURES,
     MODEL_NAME,
+    BlockRules,
     block_features,
     content_probability,
 )
@@ -136,7 +138,7 @@ class PageBlocks:
     dataset: str  # the set whose gold labels it (its first labelling membership)
     sets: tuple[str, ...]
     features: np.ndarray  # float32, blocks x features
-    lead: np.ndarray  # bool per block: the article's lead, kept by rule
+    rules: BlockRules  # what the rules beside the model read (the lead, the body's names)
     labels: np.ndarray  # int8: 1 content, 0 not, -1 unlabelled
     weights: np.ndarray  # float32, summing to 1 over labelled blocks
     texts: list[str]
@@ -178,7 +180,7 @@ def _snippet_labels(texts: list[str], with_: list[str], without: list[str]) -> n
 def page_blocks(page: protocol.ProtocolPage) -> PageBlocks:
     """Features, labels and texts of one page's blocks."""
     document = Document.from_input(page.html(), url=page.url)
-    blocks, features, _, lead = block_features(document)
+    blocks, features, _, rules = block_features(document)
     texts = document.block_texts(blocks)
     dataset = next(name for name in page.sets if name in LABEL_SETS)
     record = page.gold(dataset)
@@ -199,7 +201,7 @@ def page_blocks(page: protocol.ProtocolPage) -> PageBlocks:
         dataset=dataset,
         sets=page.sets,
         features=features.astype(np.float32),
-        lead=lead,
+        rules=rules,
         labels=labels,
         weights=weights.astype(np.float32),
         texts=texts,
@@ -355,7 +357,7 @@ def scores_by_set(
 
 
 def predict(model: BoostedTrees, pages: Sequence[PageBlocks]) -> list[np.ndarray]:
-    return [content_probability(model, p.features, p.lead) for p in pages]
+    return [content_probability(model, p.features, p.rules) for p in pages]
 
 
 def inner_folds(
@@ -538,14 +540,17 @@ def final_model(
 
 def _fingerprint(pages: Sequence[PageBlocks]) -> str:
     """A digest of the training data: the pages, their blocks' features and labels, and
-    the lead the rule keeps (the cut is chosen, and the cached scores computed, on the
-    rule's output as well as the model's)."""
+    what the rules read (the cut is chosen, and the cached scores computed, on the rules'
+    output as well as the model's)."""
     digest = hashlib.sha1()
     for page in pages:
         digest.update(page.key.encode())
         digest.update(page.features.tobytes())
         digest.update(page.labels.tobytes())
-        digest.update(page.lead.tobytes())
+        digest.update(page.rules.lead.tobytes())
+        digest.update(page.rules.chars.tobytes())
+        for body in page.rules.bodies:
+            digest.update(body.tobytes())
     return digest.hexdigest()
 
 

@@ -209,14 +209,14 @@ def test_a_thread_beside_an_article_is_dropped_by_rule() -> None:
     article = "<html><body><article><h1>Council repairs the wall</h1>" + STORY + "</article>"
     for html, flagged in ((article + _thread(5), True), ("<html><body>" + _thread(5), False)):
         doc = Document.from_input(html + "</body></html>")
-        blocks, features, _, lead = block_features(doc)
+        blocks, features, _, rules = block_features(doc)
         texts = doc.block_texts(blocks)
         in_thread = features[:, FEATURES.index("in_comment_thread")] > 0
         posts = np.array(["(reader" in t for t in texts])
         assert posts.sum() == 5
         assert in_thread[posts].all()
         assert np.array_equal(features[:, column] > 0, in_thread & flagged)
-        probability = content_probability(model, features, lead)
+        probability = content_probability(model, features, rules)
         assert (probability[in_thread] == 0).all() == flagged
         text = extract(html + "</body></html>").text
         assert ("(reader 3)" in text) != flagged
@@ -475,11 +475,11 @@ def _lead_page(title: str, before_headline: str = "", in_aside: str = "") -> str
 def _lead_flags(html: str) -> dict[str, tuple[bool, float]]:
     """Per block text: its lead flag and its content probability."""
     doc = Document.from_input(html)
-    blocks, features, _, lead = block_features(doc)
-    probability = content_probability(load_model(MODEL_NAME), features, lead)
+    blocks, features, _, rules = block_features(doc)
+    probability = content_probability(load_model(MODEL_NAME), features, rules)
     return {
         text: (bool(flag), float(p))
-        for text, flag, p in zip(doc.block_texts(blocks), lead, probability, strict=True)
+        for text, flag, p in zip(doc.block_texts(blocks), rules.lead, probability, strict=True)
     }
 
 
@@ -505,3 +505,70 @@ def test_no_lead_without_a_headline_the_title_names() -> None:
     flags = _lead_flags(_lead_page("Weather warnings for the weekend"))
     assert not [text for text, (flag, _) in flags.items() if flag]
     assert _lead_flags(_lead_page(""))[LEAD] == (True, 1.0)
+
+
+LETTERS = "".join(
+    f"<p>Reader letter {i}: I have walked along that promenade every morning for thirty "
+    "years, and I can tell the council that the wall was already crumbling when my children "
+    "were small; the repairs are welcome but long overdue.</p>"
+    for i in range(3)
+)
+
+
+def _body_page(story_class: str, letters: str = LETTERS, before: str = "") -> str:
+    """An article whose story sits in a ``div`` of ``story_class``, with readers' letters
+    after it in the same ``<article>`` (prose the model keeps: no structure or class word
+    marks them), and ``before`` the headline."""
+    return (
+        "<html><head><title>Council repairs the wall</title></head><body>"
+        f"{before}<article><h1>Council repairs the wall</h1>"
+        f"<div class='{story_class}'>{STORY}</div><div class='k9'>{letters}</div></article>"
+        "</body></html>"
+    )
+
+
+def _body_rule(html: str) -> tuple[list[str], np.ndarray, np.ndarray, int | None]:
+    """Per block: its text, the model's probability and the rules' (content_probability);
+    and the block where the rules end the article's body (None: nowhere)."""
+    doc = Document.from_input(html)
+    blocks, features, _, rules = block_features(doc)
+    model = load_model(MODEL_NAME)
+    ruled = content_probability(model, features, rules)
+    return doc.block_texts(blocks), model.probability(features), ruled, rules.body_end(ruled)
+
+
+def test_the_article_ends_where_its_named_body_ends() -> None:
+    """Where the template names the story's element (``entry-content``, one of
+    BODY_HINT's names) and it holds most of the kept text, the letters after it get
+    probability 0 and leave the text; on the same page with a class of no known
+    vocabulary the model keeps the first of them."""
+    texts, model, ruled, end = _body_rule(_body_page("entry-content"))
+    letters = np.array([t.startswith("Reader letter") for t in texts])
+    assert end == texts.index(next(t for t in texts if t.startswith("Paragraph 7")))
+    assert model[letters][0] >= 0.5 and (ruled[letters] == 0).all()
+    assert (ruled[~letters] == model[~letters]).all()
+    text = extract(_body_page("entry-content")).text
+    assert "Paragraph 7" in text and "Reader letter" not in text
+    assert "Reader letter 0" in extract(_body_page("story-k5")).text
+
+
+def test_a_body_name_ends_after_every_element_so_named() -> None:
+    """Elements of one body name that hold the letters too (``entry-content`` on the story
+    and on each letter, as some blogs mark comments) end the article after the last of
+    them: the rule drops nothing."""
+    letters = LETTERS.replace("<p>", "<div class='entry-content'><p>").replace("</p>", "</p></div>")
+    texts, model, ruled, end = _body_rule(_body_page("entry-content", letters))
+    assert end == len(texts) - 1 and texts[end].startswith("Reader letter 2")
+    assert (ruled == model).all()
+
+
+def test_a_body_name_holding_little_of_the_text_ends_nothing() -> None:
+    """A ``post-content`` on a short teaser before the article (under BODY_SHARE of the
+    kept text) is not the article's body: no end, the model's probabilities stand."""
+    teaser = (
+        "<div class='rail'><div class='post-content'><p>Also today: the lifeboat crew rescued "
+        "two kayakers off the point and brought them safely back to the slipway.</p></div></div>"
+    )
+    texts, model, ruled, end = _body_rule(_body_page("story-k5", before=teaser))
+    assert texts[0].startswith("Also today") and end is None
+    assert (ruled == model).all()

@@ -51,6 +51,17 @@ main container); as a rule (the model unchanged) they are kept on the pages wher
 occur and nowhere else, where a model refitted with them as a feature moved the other sets
 more than it gained (development notes, accuracy18).
 
+**The article's end** is a rule as well: many templates name the element that holds
+the article's body (``class="entry-content"``, ``itemprop="articleBody"``,
+``article__body``...: :data:`BODY_HINT`, the vocabulary trafilatura's ``BODY_XPATH`` looks
+for first). Where the elements of one such name hold at least :data:`BODY_SHARE` of the
+text the model keeps (each block's characters weighted by its probability), the article
+ends where the last of them ends, and the blocks after it (comments the structure test
+missed, author boxes, related stories, the site's footer) are dropped
+(:func:`content_probability`). A name alone does not decide it: a ``post-content`` on each
+teaser of a rail holds little of the kept text, and elements of one name that hold the
+comments too (``entry-content`` on the post and on each comment) end after them.
+
 Gradient-boosted trees (:mod:`.trees`) turn these into the probability that the block is
 main content; blocks at or above the model's cut are kept. The model is data: the file
 ``scrapy_tagratio/models/tagratio.json``, written by ``benchmarks/train_tagratio.py`` from
@@ -62,7 +73,7 @@ leave-one-set-out and site-grouped validation figures.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import ClassVar
@@ -85,8 +96,11 @@ from .trees import BoostedTrees, load_model
 
 __all__ = [
     "ARTICLE_PROSE_CHARS",
+    "BODY_HINT",
+    "BODY_SHARE",
     "FEATURES",
     "MODEL_NAME",
+    "BlockRules",
     "TagRatio",
     "block_features",
     "content_probability",
@@ -142,6 +156,20 @@ ARTICLE_PROSE_CHARS = 300
 SECTION_SHARE = 0.5
 #: Hints that mark the article body itself and overrule the above.
 CONTENT_HINT = re.compile(r"\b(?:article {0,2}body|post content|entry content)\b")
+#: Class/id/itemprop words that name the element holding the article's body, read after
+#: "-" and "_" become spaces (trafilatura's ``BODY_XPATH``, its first and most specific
+#: vocabulary: ``entry-content``, ``post-body``, ``article__content``, ``articleBody``...,
+#: and ``story-body``). Template vocabulary, English whatever the page's language.
+BODY_HINT = re.compile(
+    r"\b(?:article\s*(?:body|text|content|container)|post\s*(?:body|text|content|entry|inner)"
+    r"|(?:entry|text|page|art)\s*content|story\s*body|body\s*text"
+    r"|articlebody|postbody|postcontent|entrycontent)\b"
+)
+#: The elements of one body name (:data:`BODY_HINT`) end the article when they hold at
+#: least this share of the probability-weighted text of the page's blocks. Design constant
+#: ("half of what the model keeps"), not fitted: leaving one set out, 0.3 gained more on
+#: dragnet-dev and the other sets could not choose between 0.3 and 0.7 (development notes).
+BODY_SHARE = 0.5
 #: How many headings (the last before the main container) are compared with the page's
 #: titles (:func:`headline_block`).
 HEADLINE_CANDIDATES = 8
@@ -150,6 +178,13 @@ HEADLINE_CANDIDATES = 8
 #: so named counts as a comment of a thread even where the structure test misses it
 #: (a thread whose items have no meta block, or whose replies nest the bodies).
 COMMENT_HINT = re.compile(r"\b(?:comment|repl(?:y|ies)\b|disqus)")
+
+
+@lru_cache(maxsize=1 << 16)
+def _names_body(hint: str) -> bool:
+    """The hint names the element holding the article's body (:data:`BODY_HINT`); cached
+    across pages as :func:`_names_boilerplate` is."""
+    return BODY_HINT.search(hint.replace("-", " ").replace("_", " ")) is not None
 
 
 @lru_cache(maxsize=1 << 16)
@@ -164,14 +199,19 @@ def _names_boilerplate(hint: str) -> bool:
     return BOILERPLATE_HINT.search(words) is not None and CONTENT_HINT.search(words) is None
 
 
-def hint_flags(nodes: NodeTable, where: np.ndarray | None = None) -> np.ndarray:
+def hint_flags(
+    nodes: NodeTable,
+    where: np.ndarray | None = None,
+    names: Callable[[str], bool] = _names_boilerplate,
+) -> np.ndarray:
     """Boolean per node: its class/id/role/itemprop names a boilerplate region (and not
-    the article body). Each distinct hint of the page is read once; with ``where`` (a
-    boolean mask), only the hints of the nodes it marks are read, the others are False
-    (the regular expressions of an uncached hint are most of this function's time)."""
+    the article body), or what ``names`` tests. Each distinct hint of the page is read
+    once; with ``where`` (a boolean mask), only the hints of the nodes it marks are read,
+    the others are False (the regular expressions of an uncached hint are most of this
+    function's time)."""
     index = np.arange(len(nodes)) if where is None else np.flatnonzero(where)
     hints = [nodes.hint[i] for i in index.tolist()]
-    flag_of = {hint: _names_boilerplate(hint) for hint in dict.fromkeys(hints)}
+    flag_of = {hint: names(hint) for hint in dict.fromkeys(hints)}
     flags = np.zeros(len(nodes), dtype=bool)
     flags[index] = np.fromiter(map(flag_of.__getitem__, hints), bool, len(hints))
     return flags
@@ -301,16 +341,59 @@ def headline_block(document: Document, blocks: np.ndarray, before: int) -> int:
     return -1
 
 
+def body_regions(nodes: NodeTable, blocks: np.ndarray, where: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Per distinct hint naming the article's body (:data:`BODY_HINT`) among the nodes
+    ``where`` marks, in document order of its first element: the ``blocks`` under an
+    element of that hint (those holding none left out)."""
+    named: dict[str, list[int]] = {}
+    for node in np.flatnonzero(hint_flags(nodes, where, _names_body)).tolist():
+        named.setdefault(nodes.hint[node], []).append(node)
+    regions = []
+    for elements in named.values():
+        flags = np.zeros(len(nodes), dtype=bool)
+        flags[elements] = True
+        region = nodes.with_descendants(flags)[blocks]
+        if region.any():
+            regions.append(region)
+    return tuple(regions)
+
+
+@dataclass(frozen=True, eq=False)
+class BlockRules:
+    """What the rules of the module's description read beside the model, per block of
+    :func:`block_features` (document order)."""
+
+    #: The article's lead: kept whatever the model says.
+    lead: np.ndarray
+    #: The block's characters (the weights of :data:`BODY_SHARE`).
+    chars: np.ndarray
+    #: Per body name of the page (:func:`body_regions`): the blocks under it.
+    bodies: tuple[np.ndarray, ...]
+
+    def body_end(self, probability: np.ndarray) -> int | None:
+        """The last block of the article's body: of the body names whose elements hold
+        the most probability-weighted text, their last block, if they hold at least
+        :data:`BODY_SHARE` of the page's; None otherwise."""
+        if not self.bodies:
+            return None
+        weight = probability * self.chars
+        held = [float(weight[body].sum()) for body in self.bodies]
+        best = int(np.argmax(held))
+        if held[best] <= 0.0 or held[best] < BODY_SHARE * float(weight.sum()):
+            return None
+        return int(np.flatnonzero(self.bodies[best])[-1])
+
+
 def block_features(
     document: Document,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, BlockRules]:
     """Features of the page's text blocks.
 
-    Returns ``(blocks, features, owner, lead)``: the node indices of the blocks (the
+    Returns ``(blocks, features, owner, rules)``: the node indices of the blocks (the
     block-level elements that own text, in document order), a ``len(blocks) x
     len(FEATURES)`` array whose columns are :data:`FEATURES` (float32), each node's block
-    (:attr:`NodeTable.block`), and per block whether it is the article's lead (kept by
-    rule: see the module's description).
+    (:attr:`NodeTable.block`), and what the rules of the module's description read
+    (:class:`BlockRules`: the article's lead, the body's names).
     """
     nodes = document.nodes
     n = len(nodes)
@@ -333,6 +416,7 @@ def block_features(
     # Article prose: long, unlinked blocks outside threads, teaser lists and furniture.
     prose = (length[blocks] >= PROSE_BLOCK_CHARS) & (link_share < PROSE_LINK_SHARE)
     prose &= ~(in_thread | structures.teaser[blocks])
+    text_path = nodes.with_ancestors(length > 0)  # the nodes holding text blocks
 
     def furniture_around(main: int) -> tuple[np.ndarray, np.ndarray]:
         """Per node, under a furniture tag / a boilerplate hint off ``main``'s path.
@@ -341,7 +425,7 @@ def block_features(
         are not read (about two in five of a page's distinct hints)."""
         main_path = nodes.ancestors_or_self(main)
         under_tag = nodes.with_descendants(nodes.tag_mask(BOILERPLATE_TAGS) & ~main_path)
-        on_text_path = nodes.with_ancestors(length > 0) & ~main_path
+        on_text_path = text_path & ~main_path
         return under_tag, nodes.with_descendants(hint_flags(nodes, where=on_text_path))
 
     def article_beside(under_tag: np.ndarray, under_hint: np.ndarray) -> bool:
@@ -418,19 +502,24 @@ def block_features(
     features = np.empty((len(blocks), len(FEATURES)), dtype=np.float32)
     for column, values in zip(features.T, columns(), strict=True):
         column[:] = values
-    return blocks, features, owner, lead
+    rules = BlockRules(lead, length[blocks], body_regions(nodes, blocks, text_path))
+    return blocks, features, owner, rules
 
 
 _BESIDE_ARTICLE = FEATURES.index("thread_beside_article")
 
 
-def content_probability(model: BoostedTrees, features: np.ndarray, lead: np.ndarray) -> np.ndarray:
-    """Per block (a row of :func:`block_features` and its ``lead`` flag), the probability
-    that it is main content: the model's, 0 for a comment thread beside an article and 1
-    for the article's lead (the rules of the module's description)."""
+def content_probability(model: BoostedTrees, features: np.ndarray, rules: BlockRules) -> np.ndarray:
+    """Per block (a row of :func:`block_features` and its :class:`BlockRules`), the
+    probability that it is main content: the model's, 0 for a comment thread beside an
+    article, 1 for the article's lead, then 0 after the article's body's end (the rules
+    of the module's description)."""
     probability = model.probability(features)
     probability[features[:, _BESIDE_ARTICLE] > 0] = 0.0
-    probability[lead] = 1.0
+    probability[rules.lead] = 1.0
+    end = rules.body_end(probability)
+    if end is not None:
+        probability[end + 1 :] = 0.0
     return probability
 
 
@@ -472,9 +561,9 @@ class TagRatio(Algorithm):
         cut = model.cut if self.threshold is None else self.threshold
         if n == 0 or nodes.chars[0] == 0:
             return dom_labelling(document, np.zeros(n, dtype=bool), np.zeros(n), cut)
-        blocks, features, owner, lead = block_features(document)
+        blocks, features, owner, rules = block_features(document)
         probability = np.zeros(n)
-        probability[blocks] = content_probability(model, features, lead)
+        probability[blocks] = content_probability(model, features, rules)
         del features  # not held while the text is built (large pages)
         kept = probability >= cut
         # Scores per node: the probability of the block it belongs to.
