@@ -96,6 +96,14 @@ class NodeTable:
         the overview detector and TextSweeper each ask for several)."""
         return name_codes(self.tag)
 
+    @cached_property
+    def hint_codes(self) -> tuple[np.ndarray, list[str]]:
+        """Per node, a small integer naming its hint (:attr:`hint`), and the hints by code:
+        a test of the page's class words reads each distinct hint once and spreads the
+        answer by one lookup (a page repeats its class names on many nodes)."""
+        codes, names = name_codes(self.hint)
+        return codes, list(names)
+
     def tag_mask(self, names: Collection[str]) -> np.ndarray:
         """Boolean per node: its tag is one of ``names``."""
         node_codes, codes = self.tag_codes

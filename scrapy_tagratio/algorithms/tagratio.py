@@ -206,15 +206,15 @@ def hint_flags(
 ) -> np.ndarray:
     """Boolean per node: its class/id/role/itemprop names a boilerplate region (and not
     the article body), or what ``names`` tests. Each distinct hint of the page is read
-    once; with ``where`` (a boolean mask), only the hints of the nodes it marks are read,
-    the others are False (the regular expressions of an uncached hint are most of this
-    function's time)."""
-    index = np.arange(len(nodes)) if where is None else np.flatnonzero(where)
-    hints = [nodes.hint[i] for i in index.tolist()]
-    flag_of = {hint: names(hint) for hint in dict.fromkeys(hints)}
-    flags = np.zeros(len(nodes), dtype=bool)
-    flags[index] = np.fromiter(map(flag_of.__getitem__, hints), bool, len(hints))
-    return flags
+    once (:attr:`NodeTable.hint_codes`); with ``where`` (a boolean mask), only the hints
+    of the nodes it marks are read, the others are False (the regular expressions of an
+    uncached hint are most of this function's time)."""
+    codes, hints = nodes.hint_codes
+    read = np.unique(codes if where is None else codes[where])
+    named = np.zeros(len(hints), dtype=bool)
+    named[read] = [names(hints[code]) for code in read.tolist()]
+    flags = named[codes]
+    return flags if where is None else flags & where
 
 
 #: Names of the features of :func:`block_features`, in column order.
