@@ -180,10 +180,17 @@ HEADLINE_CANDIDATES = 8
 COMMENT_HINT = re.compile(r"\b(?:comment|repl(?:y|ies)\b|disqus)")
 
 
+#: Every name of :data:`BODY_HINT` holds one of these: a hint without them is not read
+#: further (most of a page's hints; the regular expression costs more than these tests).
+_BODY_WORDS = ("body", "content", "text", "entry", "inner", "container")
+
+
 @lru_cache(maxsize=1 << 16)
 def _names_body(hint: str) -> bool:
     """The hint names the element holding the article's body (:data:`BODY_HINT`); cached
     across pages as :func:`_names_boilerplate` is."""
+    if not any(word in hint for word in _BODY_WORDS):
+        return False
     return BODY_HINT.search(hint.replace("-", " ").replace("_", " ")) is not None
 
 
@@ -210,9 +217,11 @@ def hint_flags(
     of the nodes it marks are read, the others are False (the regular expressions of an
     uncached hint are most of this function's time)."""
     codes, hints = nodes.hint_codes
-    read = np.unique(codes if where is None else codes[where])
+    present = np.zeros(len(hints), dtype=bool)
+    present[codes if where is None else codes[where]] = True
+    read = np.flatnonzero(present).tolist()
     named = np.zeros(len(hints), dtype=bool)
-    named[read] = [names(hints[code]) for code in read.tolist()]
+    named[read] = [names(hints[code]) for code in read]
     flags = named[codes]
     return flags if where is None else flags & where
 
