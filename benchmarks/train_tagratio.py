@@ -549,8 +549,7 @@ def _fingerprint(pages: Sequence[PageBlocks]) -> str:
         digest.update(page.labels.tobytes())
         digest.update(page.rules.lead.tobytes())
         digest.update(page.rules.chars.tobytes())
-        for body in page.rules.bodies:
-            digest.update(body.tobytes())
+        digest.update(page.rules.bodies.tobytes())
     return digest.hexdigest()
 
 

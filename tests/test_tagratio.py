@@ -572,3 +572,45 @@ def test_a_body_name_holding_little_of_the_text_ends_nothing() -> None:
     texts, model, ruled, end = _body_rule(_body_page("story-k5", before=teaser))
     assert texts[0].startswith("Also today") and end is None
     assert (ruled == model).all()
+
+
+def test_body_spans_are_the_outermost_elements_of_each_name() -> None:
+    """One span per element of a body name that lies in no earlier element of its name
+    (an ``entry-content`` nested in another adds nothing), each name's code its hint's,
+    each span the blocks of the element's subtree."""
+    html = (
+        "<html><body><div class='entry-content'><p>One paragraph of the story.</p>"
+        "<div class='entry-content'><p>A nested one.</p></div></div>"
+        "<div class='sidebar'><p>Sidebar text.</p></div>"
+        "<div class='entry-content'><p>The story goes on.</p></div>"
+        "<section class='post-body'><p>Another name.</p></section>"
+        "<div class='entry-content'></div></body></html>"
+    )
+    doc = Document.from_input(html)
+    blocks, _, _, rules = block_features(doc)
+    texts = doc.block_texts(blocks)
+    _, hints = doc.nodes.hint_codes
+    spans = [
+        (hints[name].strip(), [texts[b] for b in range(first, stop)])
+        for name, first, stop in rules.bodies.tolist()
+    ]
+    assert spans == [
+        ("entry-content", ["One paragraph of the story.", "A nested one."]),
+        ("entry-content", ["The story goes on."]),
+        ("post-body", ["Another name."]),
+    ]
+
+
+def test_thousands_of_body_names_give_a_span_each() -> None:
+    """A page whose every item has its own body name (a class and a distinct id) gives
+    one span per item, and the rule reads them all (spans, not a mask per name)."""
+    items = "".join(
+        f"<div class='entry-content' id='post-body-{i}'><p>Item {i} of the archive.</p></div>"
+        for i in range(3000)
+    )
+    html = _body_page("entry-content").replace("</article>", "</article>" + items)
+    doc = Document.from_input(html)
+    blocks, features, _, rules = block_features(doc)
+    assert len(rules.bodies) == 3001
+    probability = content_probability(load_model(MODEL_NAME), features, rules)
+    assert probability.shape == (len(blocks),)

@@ -350,21 +350,28 @@ def headline_block(document: Document, blocks: np.ndarray, before: int) -> int:
     return -1
 
 
-def body_regions(nodes: NodeTable, blocks: np.ndarray, where: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Per distinct hint naming the article's body (:data:`BODY_HINT`) among the nodes
-    ``where`` marks, in document order of its first element: the ``blocks`` under an
-    element of that hint (those holding none left out)."""
-    named: dict[str, list[int]] = {}
-    for node in np.flatnonzero(hint_flags(nodes, where, _names_body)).tolist():
-        named.setdefault(nodes.hint[node], []).append(node)
-    regions = []
-    for elements in named.values():
-        flags = np.zeros(len(nodes), dtype=bool)
-        flags[elements] = True
-        region = nodes.with_descendants(flags)[blocks]
-        if region.any():
-            regions.append(region)
-    return tuple(regions)
+def body_spans(nodes: NodeTable, blocks: np.ndarray, where: np.ndarray) -> np.ndarray:
+    """The elements among those ``where`` marks whose hint names the article's body
+    (:data:`BODY_HINT`), as spans of ``blocks`` (a page's text blocks in document order):
+    one row ``(name, first, stop)`` per element that holds a block and lies in no earlier
+    element of its name, ``name`` its hint's code (:attr:`NodeTable.hint_codes`), its
+    blocks ``blocks[first:stop]``. Linear in the page (no pass per name: a page may hold
+    thousands of names)."""
+    elements = np.flatnonzero(hint_flags(nodes, where, _names_body))
+    names = nodes.hint_codes[0][elements].astype(np.int64)
+    order = np.lexsort((elements, names))  # by name, then in document order
+    elements, names = elements[order], names[order]
+    ends = nodes.end[elements].astype(np.int64)
+    # The furthest end of each name's elements so far: offset by name, one running maximum
+    # serves all names (a name's offset exceeds every end of the names before it).
+    offset = names * (len(nodes) + 1)
+    reach = np.maximum.accumulate(offset + ends) - offset
+    first_of_name = np.concatenate(([True], names[1:] != names[:-1]))
+    inside_earlier = ~first_of_name & (elements < np.concatenate(([0], reach[:-1])))
+    first = np.searchsorted(blocks, elements)
+    stop = np.searchsorted(blocks, ends)
+    kept = ~inside_earlier & (stop > first)
+    return np.column_stack((names[kept], first[kept], stop[kept]))
 
 
 @dataclass(frozen=True, eq=False)
@@ -376,21 +383,23 @@ class BlockRules:
     lead: np.ndarray
     #: The block's characters (the weights of :data:`BODY_SHARE`).
     chars: np.ndarray
-    #: Per body name of the page (:func:`body_regions`): the blocks under it.
-    bodies: tuple[np.ndarray, ...]
+    #: The elements naming the article's body, as spans of blocks (:func:`body_spans`).
+    bodies: np.ndarray
 
     def body_end(self, probability: np.ndarray) -> int | None:
         """The last block of the article's body: of the body names whose elements hold
         the most probability-weighted text, their last block, if they hold at least
         :data:`BODY_SHARE` of the page's; None otherwise."""
-        if not self.bodies:
+        if not len(self.bodies):
             return None
-        weight = probability * self.chars
-        held = [float(weight[body].sum()) for body in self.bodies]
+        names, first, stop = self.bodies.T
+        before = np.concatenate(([0.0], np.cumsum(probability * self.chars)))
+        _, name = np.unique(names, return_inverse=True)  # in order of first use
+        held = np.bincount(name, weights=before[stop] - before[first])
         best = int(np.argmax(held))
-        if held[best] <= 0.0 or held[best] < BODY_SHARE * float(weight.sum()):
+        if held[best] <= 0.0 or held[best] < BODY_SHARE * before[-1]:
             return None
-        return int(np.flatnonzero(self.bodies[best])[-1])
+        return int(stop[name == best].max()) - 1
 
 
 def block_features(
@@ -511,7 +520,7 @@ def block_features(
     features = np.empty((len(blocks), len(FEATURES)), dtype=np.float32)
     for column, values in zip(features.T, columns(), strict=True):
         column[:] = values
-    rules = BlockRules(lead, length[blocks], body_regions(nodes, blocks, text_path))
+    rules = BlockRules(lead, length[blocks], body_spans(nodes, blocks, text_path))
     return blocks, features, owner, rules
 
 
