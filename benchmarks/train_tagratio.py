@@ -18,7 +18,8 @@ page's set:
   left unlabelled whatever its set's gold says: the default drops such threads by rule
   (``scrapy_tagratio.algorithms.tagratio``), so the model never decides them and learns
   nothing from them (the sets' gold disagrees on them);
-* the article's lead and the blocks after the article's body (``block_features``'
+* the article's lead, the discussion after its headline and the blocks after the
+  article's body (``block_features``'
   :class:`~scrapy_tagratio.algorithms.tagratio.BlockRules`) keep their labels: the rules
   that keep or drop them do not change what the model learns, and :func:`predict` applies
   them as the extractor does, so the validation scores the extractor's choice.
@@ -138,7 +139,7 @@ class PageBlocks:
     dataset: str  # the set whose gold labels it (its first labelling membership)
     sets: tuple[str, ...]
     features: np.ndarray  # float32, blocks x features
-    rules: BlockRules  # what the rules beside the model read (the lead, the body's names)
+    rules: BlockRules  # what the rules beside the model read (lead, discussion, body names)
     labels: np.ndarray  # int8: 1 content, 0 not, -1 unlabelled
     weights: np.ndarray  # float32, summing to 1 over labelled blocks
     texts: list[str]
@@ -548,6 +549,7 @@ def _fingerprint(pages: Sequence[PageBlocks]) -> str:
         digest.update(page.features.tobytes())
         digest.update(page.labels.tobytes())
         digest.update(page.rules.lead.tobytes())
+        digest.update(page.rules.discussion.tobytes())
         digest.update(page.rules.chars.tobytes())
         digest.update(page.rules.bodies.tobytes())
     return digest.hexdigest()

@@ -305,6 +305,39 @@ def test_an_article_whose_container_names_furniture_still_bars_the_thread() -> N
     assert "Paragraph 2" in text
 
 
+def test_a_named_thread_after_the_headline_is_dropped_by_rule() -> None:
+    """A short post (under ``ARTICLE_PROSE_CHARS`` of prose: a video or a photo with a
+    line) and a long thread named as comments: no article beside the thread is found,
+    so the comment list is the main container and the model kept the comments. After the
+    headline the page's title names, the named thread is the discussion of that post:
+    flagged by rule (probability 0), out of the text. The same thread with a title that
+    names no heading of the page (a forum's posts under the forum's name) is not
+    flagged: the model decides it, and keeps it."""
+    post = (
+        "<div class='post'><h1>Council repairs the wall</h1><p>The video of Tuesday's "
+        "meeting.</p></div>"
+    )
+    for title, flagged in (("Council repairs the wall | Courier", True), ("Courier", False)):
+        html = (
+            f"<html><head><title>{title}</title></head><body><div id='page'>{post}"
+            + _named_thread(12)
+            + "</div></body></html>"
+        )
+        doc, _, _, densest = _densest(html)
+        assert doc.nodes.tag[densest] == "ol"
+        blocks, features, _, rules = block_features(doc)
+        posts = np.array(["(reader" in t for t in doc.block_texts(blocks)])
+        assert posts.sum() == 12
+        assert (features[posts, FEATURES.index("inside_main")] > 0).all()
+        assert not (features[:, FEATURES.index("thread_beside_article")] > 0).any()
+        in_thread = features[:, FEATURES.index("in_comment_thread")] > 0
+        assert in_thread[posts].all()
+        assert np.array_equal(rules.discussion, in_thread & flagged)
+        probability = content_probability(load_model(MODEL_NAME), features, rules)
+        assert (probability[in_thread] == 0).all() == flagged
+        assert ("(reader 3)" in extract(html).text) != flagged
+
+
 def _sections(counts: tuple[int, ...], sidebar: str = "") -> str:
     """A page whose text is split into sibling ``div.section`` elements (a heading and
     ``counts[k]`` paragraphs of :data:`STORY` each), ``sidebar`` after them."""

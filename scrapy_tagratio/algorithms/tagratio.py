@@ -40,6 +40,17 @@ beside an article, the list holding a thread's items cannot be the main containe
 (it is often the densest node, and the rule above only drops what lies outside the main
 container).
 
+**The discussion after the headline** is dropped by a rule as well: the blocks of items
+named as comments (:func:`named_comments`) that lie after the article's headline (see the
+lead below), when the headline is no part of them. The rule above needs
+:data:`ARTICLE_PROSE_CHARS` of article prose beside the thread; a short post (a video, a
+photo, a question of two lines) under a long thread has less, so its named comment list
+was the main container and the model kept the comments (dragnet-dev's blogs: the largest
+block of kept text that its gold leaves out). A headline the page's titles name, followed
+by a list its template names as comments, is an article and its discussion, however short
+the article; a forum's posts are rarely named so, and a page whose titles name no heading
+before the thread is left to the model as before.
+
 **The article's lead** is kept by a rule too: article prose (a paragraph's length, few
 links, outside comment threads and teaser lists) outside page furniture that lies after
 the article's headline (the last of the headings before the main container whose words are
@@ -381,6 +392,8 @@ class BlockRules:
 
     #: The article's lead: kept whatever the model says.
     lead: np.ndarray
+    #: The discussion after the article's headline: dropped whatever the model says.
+    discussion: np.ndarray
     #: The block's characters (the weights of :data:`BODY_SHARE`).
     chars: np.ndarray
     #: The elements naming the article's body, as spans of blocks (:func:`body_spans`).
@@ -411,7 +424,8 @@ def block_features(
     block-level elements that own text, in document order), a ``len(blocks) x
     len(FEATURES)`` array whose columns are :data:`FEATURES` (float32), each node's block
     (:attr:`NodeTable.block`), and what the rules of the module's description read
-    (:class:`BlockRules`: the article's lead, the body's names).
+    (:class:`BlockRules`: the article's lead, the discussion after its headline, the
+    body's names).
     """
     nodes = document.nodes
     n = len(nodes)
@@ -478,6 +492,11 @@ def block_features(
     headline = headline_block(document, blocks, main)
     lead = (blocks > headline) & (nodes.end[blocks] <= main) & (headline >= 0)
     lead &= prose & ~(under_tag[blocks] | under_hint[blocks])
+    # The discussion of the headline's article: a named thread after the headline.
+    in_named = nodes.with_descendants(named)
+    discussion = in_named[blocks] & (blocks > headline) & (headline >= 0)
+    if headline >= 0 and in_named[headline]:  # the "headline" is a comment's heading
+        discussion[:] = False
     page_chars = max(float(nodes.chars[0]), 1.0)
     main_chars = max(float(nodes.chars[main]), 1.0)
     previous = lambda values: np.concatenate(([0.0], values))[:-1]  # noqa: E731
@@ -520,7 +539,7 @@ def block_features(
     features = np.empty((len(blocks), len(FEATURES)), dtype=np.float32)
     for column, values in zip(features.T, columns(), strict=True):
         column[:] = values
-    rules = BlockRules(lead, length[blocks], body_spans(nodes, blocks, text_path))
+    rules = BlockRules(lead, discussion, length[blocks], body_spans(nodes, blocks, text_path))
     return blocks, features, owner, rules
 
 
@@ -530,10 +549,11 @@ _BESIDE_ARTICLE = FEATURES.index("thread_beside_article")
 def content_probability(model: BoostedTrees, features: np.ndarray, rules: BlockRules) -> np.ndarray:
     """Per block (a row of :func:`block_features` and its :class:`BlockRules`), the
     probability that it is main content: the model's, 0 for a comment thread beside an
-    article, 1 for the article's lead, then 0 after the article's body's end (the rules
-    of the module's description)."""
+    article and for the discussion after the article's headline, 1 for the article's
+    lead, then 0 after the article's body's end (the rules of the module's description)."""
     probability = model.probability(features)
     probability[features[:, _BESIDE_ARTICLE] > 0] = 0.0
+    probability[rules.discussion] = 0.0
     probability[rules.lead] = 1.0
     end = rules.body_end(probability)
     if end is not None:
