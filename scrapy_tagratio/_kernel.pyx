@@ -16,6 +16,7 @@ the node table's characters (runs of text with their white space collapsed),
 :func:`text_lines` and :func:`collapsed_runs` build the text and HTML output,
 :func:`nearest_flagged` finds each node's nearest flagged ancestor (layout blocks),
 :func:`subtree_argmax` the best node of each subtree (CETD's max-DensitySum search),
+:func:`sibling_groups` the groups of repeated siblings (the structure detector),
 :func:`first_codes` numbers tag names, :func:`text_lengths` measures runs of text,
 :func:`tree_sums` evaluates the default's block model, and :func:`automaton_counts` runs
 the language detector's byte automaton.
@@ -35,6 +36,7 @@ from cpython.unicode cimport (
     Py_UNICODE_ISSPACE, PyUnicode_1BYTE_DATA, PyUnicode_1BYTE_KIND, PyUnicode_DATA,
     PyUnicode_DecodeUTF8, PyUnicode_KIND, PyUnicode_New, PyUnicode_WRITE,
 )
+from libc.stdlib cimport qsort
 from libc.string cimport memcmp, memcpy, memset, strlen
 
 cimport cython
@@ -841,6 +843,83 @@ def subtree_argmax(const int32_t[::1] parent, const double[::1] values, const in
         mine, theirs = best[i], best[up]
         if _ranks_above(values[mine], post[mine], mine, values[theirs], post[theirs], theirs):
             best[up] = mine
+    return out
+
+
+cdef int _compare_codes(const void* a, const void* b) noexcept nogil:
+    cdef Py_ssize_t x = (<const Py_ssize_t*>a)[0], y = (<const Py_ssize_t*>b)[0]
+    return (x > y) - (x < y)
+
+
+def sibling_groups(
+    const int32_t[::1] parent, const Py_ssize_t[::1] codes, const uint8_t[::1] candidate,
+    Py_ssize_t n_codes, Py_ssize_t min_repeats,
+):
+    """Per node of a tree in document order (``parent[i] < i``, checked; -1 for the root),
+    the number of its group of repeated siblings, -1 where it is in none: the
+    ``candidate`` nodes grouped by (parent, tag code, ``0 <= code < n_codes``), a group
+    needing ``min_repeats`` members, the groups numbered in order of (parent, code). The
+    candidates are listed by parent (a counting sort) and each parent's children counted
+    per code; as the bytes of int64s (what
+    :func:`~scrapy_tagratio.structure.repeated_items` gives)."""
+    cdef Py_ssize_t n = parent.shape[0], i, j, code, up, first, last, used, number = 0
+    if codes.shape[0] != n or candidate.shape[0] != n:
+        raise ValueError("one code and one candidate flag per node")
+    for i in range(n):
+        if parent[i] >= i or parent[i] < -1:
+            raise ValueError(f"node {i}: parent {parent[i]} does not come before it")
+        if codes[i] < 0 or codes[i] >= n_codes:
+            raise ValueError(f"node {i}: code {codes[i]} not below {n_codes}")
+    cdef bytearray out = PyByteArray_FromStringAndSize(NULL, n * sizeof(int64_t))
+    cdef int64_t* group = <int64_t*>PyByteArray_AS_STRING(out)
+    cdef Py_ssize_t* start = <Py_ssize_t*>PyMem_Calloc(n + 1, sizeof(Py_ssize_t))
+    cdef Py_ssize_t* children = <Py_ssize_t*>PyMem_Malloc((n + 1) * sizeof(Py_ssize_t))
+    cdef Py_ssize_t* count = <Py_ssize_t*>PyMem_Calloc(n_codes + 1, sizeof(Py_ssize_t))
+    cdef Py_ssize_t* seen = <Py_ssize_t*>PyMem_Malloc((n_codes + 1) * sizeof(Py_ssize_t))
+    cdef Py_ssize_t* numbers = <Py_ssize_t*>PyMem_Malloc((n_codes + 1) * sizeof(Py_ssize_t))
+    try:
+        if start is NULL or children is NULL or count is NULL or seen is NULL or numbers is NULL:
+            raise MemoryError()
+        for i in range(n):
+            group[i] = -1
+            if candidate[i] and parent[i] >= 0:
+                start[parent[i] + 1] += 1
+        for i in range(n):
+            start[i + 1] += start[i]
+        for i in range(n):  # children in document order, a parent's after its start
+            if candidate[i] and parent[i] >= 0:
+                up = parent[i]
+                children[start[up]] = i
+                start[up] += 1
+        for up in range(n):  # start[up] is now the end of up's children
+            first, last = start[up - 1] if up else 0, start[up]
+            if last - first < min_repeats:
+                continue
+            used = 0
+            for j in range(first, last):
+                code = codes[children[j]]
+                if count[code] == 0:
+                    seen[used] = code
+                    used += 1
+                count[code] += 1
+            qsort(seen, used, sizeof(Py_ssize_t), _compare_codes)
+            for j in range(used):
+                code = seen[j]
+                if count[code] >= min_repeats:
+                    numbers[code] = number
+                    number += 1
+            for j in range(first, last):
+                code = codes[children[j]]
+                if count[code] >= min_repeats:
+                    group[children[j]] = numbers[code]
+            for j in range(used):
+                count[seen[j]] = 0
+    finally:
+        PyMem_Free(start)
+        PyMem_Free(children)
+        PyMem_Free(count)
+        PyMem_Free(seen)
+        PyMem_Free(numbers)
     return out
 
 

@@ -56,8 +56,8 @@ __all__ = [
 KERNEL_FUNCTIONS = (
     "walk", "walk_lexbor", "bind_lexbor", "scan_markup", "collapsed_lengths", "text_lengths",
     "text_lines", "collapsed_runs", "first_codes", "nearest_flagged", "subtree_mask",
-    "subtree_sums", "subtree_argmax", "tree_sums", "automaton_counts", "bind_libxml2",
-    "sax_read",
+    "subtree_sums", "subtree_argmax", "sibling_groups", "tree_sums", "automaton_counts",
+    "bind_libxml2", "sax_read",
 )  # fmt: skip
 
 

@@ -53,6 +53,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .document import Document, NodeTable
+from .reader import active_kernel
 
 __all__ = [
     "COMMENT_BODY_CHARS",
@@ -143,16 +144,25 @@ def repeated_items(nodes: NodeTable, min_repeats: int = MIN_REPEATS) -> np.ndarr
     """Per node, the number of its group of repeated siblings (-1 where it is in none).
 
     Siblings share a group when they have the same tag; a group needs ``min_repeats``
-    members. Paragraphs and headings are never items. The children are not compared:
-    a comment with replies holds a list its siblings lack, and the per-item tests of
+    members, and the groups are numbered in order of their parent, then of their tag's
+    code (:attr:`NodeTable.tag_codes`); in one C pass with the compiled kernel.
+    Paragraphs and headings are never items. The children are not compared: a comment
+    with replies holds a list its siblings lack, and the per-item tests of
     :func:`find_structures` judge what the items hold.
     """
     n = len(nodes)
-    group = np.full(n, -1, dtype=np.int64)
     if n < min_repeats + 1:
-        return group
+        return np.full(n, -1, dtype=np.int64)
     codes, names = nodes.tag_codes
     candidate = (nodes.parent >= 0) & ~nodes.tag_mask(_NEVER_ITEMS)
+    kernel = active_kernel()
+    if kernel is not None:  # one pass over the nodes in C, the same groups and numbers
+        found = kernel.sibling_groups(
+            np.ascontiguousarray(nodes.parent, dtype=np.int32), codes,
+            candidate.view(np.uint8), len(names), min_repeats,
+        )  # fmt: skip
+        return np.frombuffer(found, dtype=np.int64)
+    group = np.full(n, -1, dtype=np.int64)
     index = np.flatnonzero(candidate)
     key = nodes.parent[index].astype(np.int64) * len(names) + codes[index]
     _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
