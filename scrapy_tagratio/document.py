@@ -283,9 +283,10 @@ class Document:
         ``itertext`` reads, script and style code aside), white space collapsed."""
         return self.page.text_under(int(self._walk.element[node]))
 
-    def href(self, node: int) -> str | None:
-        """The ``href`` of node ``node``, None where it has none."""
-        return self.page.attributes.kept.get(int(self._walk.element[node]), (None,))[0]
+    def hrefs(self, nodes: np.ndarray) -> list[str]:
+        """The ``href`` of each node of ``nodes`` (node indices), ``""`` where it has none."""
+        kept, elements = self.page.attributes.kept, self._walk.element[nodes].tolist()
+        return [kept.get(element, (None,))[0] or "" for element in elements]
 
     def elements_of(self, content: np.ndarray) -> np.ndarray:
         """The page elements (indices into :attr:`page`) of the nodes marked in

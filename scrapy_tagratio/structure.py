@@ -249,10 +249,14 @@ def _find_structures(document: Document, min_repeats: int) -> Structures:
     )
     target_ids: dict[str, int] = {}
     targets = np.full(items.size, -1, dtype=np.int64)
-    for position in np.flatnonzero(large_headline).tolist():
-        target = (document.href(int(first_link[position])) or "").strip()
-        if target and not target.lower().startswith(_SAME_PAGE_PREFIXES):
-            targets[position] = target_ids.setdefault(target, len(target_ids))
+    asked = np.flatnonzero(large_headline)
+    hrefs = (href.strip() for href in document.hrefs(first_link[asked]))
+    targets[asked] = [
+        target_ids.setdefault(target, len(target_ids))
+        if target and not target.lower().startswith(_SAME_PAGE_PREFIXES)
+        else -1
+        for target in hrefs
+    ]
     looks_teaser = targets >= 0
 
     # Per group: the shares of items that look like comments / teasers, and how many
