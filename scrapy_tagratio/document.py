@@ -361,13 +361,14 @@ class Document:
         one mask over the events, not sorted by block (:attr:`pieces_by_block`, which the
         extraction does not otherwise need)."""
         walk = self._walk
-        is_text = walk.kinds == EVENT_TEXT
-        owner_block = walk.table.block[walk.owners[is_text]]
-        wanted = np.zeros(len(walk.table), dtype=bool)
+        table = walk.table
+        wanted = np.zeros(len(table), dtype=bool)
         wanted[blocks] = True
-        chosen = wanted[owner_block]
-        pieces = walk.pieces[walk.piece[is_text][chosen]].tolist()
-        owner_block = owner_block[chosen]
+        # The nodes of the blocks asked for, then their text events: only those few are
+        # gathered (not the block of every text event).
+        chosen = np.flatnonzero(wanted[table.block][walk.owners] & (walk.kinds == EVENT_TEXT))
+        pieces = walk.pieces[walk.piece[chosen]].tolist()
+        owner_block = table.block[walk.owners[chosen]]
         texts: dict[int, list[str]] = {}
         for block, text in zip(owner_block.tolist(), pieces, strict=True):
             texts.setdefault(block, []).append(text)
