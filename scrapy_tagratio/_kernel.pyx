@@ -11,13 +11,14 @@ Built against one lxml and one libxml2; :data:`BUILT_AGAINST` says which, and th
 side refuses the kernel when the running versions differ (the structs and the C API are
 what the module was compiled for only then).
 
-For the pages this kernel reads, more loops run in C: :func:`collapsed_lengths` counts
+For the pages this kernel reads, more loops run in C: :func:`piece_lengths` counts
 the node table's characters (runs of text with their white space collapsed),
 :func:`text_lines` and :func:`collapsed_runs` build the text and HTML output,
 :func:`nearest_flagged` finds each node's nearest flagged ancestor (layout blocks),
 :func:`subtree_argmax` the best node of each subtree (CETD's max-DensitySum search),
 :func:`sibling_groups` the groups of repeated siblings (the structure detector),
-:func:`first_codes` numbers tag names, :func:`text_lengths` measures runs of text,
+:func:`first_codes` numbers tag names, :func:`span_text_lengths` measures the text of
+elements (which hidden ones hold most of the page),
 :func:`tree_sums` evaluates the default's block model, and :func:`automaton_counts` runs
 the language detector's byte automaton.
 
@@ -702,15 +703,19 @@ cdef Py_ssize_t _collapsed_length(str text):
     return count + words - 1 if words else 0
 
 
-def collapsed_lengths(list texts, list pieces):
-    """Per index in ``pieces``, ``len(" ".join(texts[i].split()))``: the characters of
-    that run of text with its white space collapsed and stripped, counted in C
-    (``str.split``'s white space is ``Py_UNICODE_ISSPACE``), as the bytes of int64s."""
-    cdef Py_ssize_t n = len(pieces), i
+def piece_lengths(list texts, const int32_t[::1] pieces):
+    """Per index in ``pieces`` (into ``texts``, checked), ``len(" ".join(texts[i].split()))``:
+    the characters of that run of text with its white space collapsed and stripped,
+    counted in C (``str.split``'s white space is ``Py_UNICODE_ISSPACE``), as the bytes of
+    int64s."""
+    cdef Py_ssize_t n = pieces.shape[0], count = len(texts), i
+    for i in range(n):
+        if pieces[i] < 0 or pieces[i] >= count:
+            raise IndexError(f"piece {pieces[i]} is not one of the {count} runs of text")
     cdef bytearray out = PyByteArray_FromStringAndSize(NULL, n * sizeof(int64_t))
     cdef int64_t* lengths = <int64_t*>PyByteArray_AS_STRING(out)
     for i in range(n):
-        lengths[i] = _collapsed_length(<str>texts[<Py_ssize_t>pieces[i]])
+        lengths[i] = _collapsed_length(<str>texts[pieces[i]])
     return out
 
 
@@ -754,13 +759,33 @@ cdef Py_ssize_t _lines(
     return length
 
 
-def text_lengths(list texts):
-    """Per run of ``texts``, its length in characters, as the bytes of int64s."""
-    cdef Py_ssize_t n = len(texts), i
-    cdef bytearray out = PyByteArray_FromStringAndSize(NULL, n * sizeof(int64_t))
+def span_text_lengths(
+    list texts, const int32_t[::1] pieces, const int64_t[::1] starts, const int64_t[::1] stops
+):
+    """Per span of events ``[starts[k], stops[k])``, the characters of the runs of text among
+    them (``pieces``: per event, its index in ``texts``, -1 for an element's opening or
+    closing; indices and spans checked): one pass summing the runs' lengths in event order,
+    then a difference per span (spans may nest, as elements do); as the bytes of int64s."""
+    cdef Py_ssize_t n = pieces.shape[0], count = len(texts), spans = starts.shape[0], e, k
+    if stops.shape[0] != spans:
+        raise ValueError("one stop per start")
+    for k in range(spans):
+        if not 0 <= starts[k] <= stops[k] <= n:
+            raise IndexError(f"span [{starts[k]}, {stops[k]}) is not within {n} events")
+    for e in range(n):
+        if pieces[e] >= count:
+            raise IndexError(f"piece {pieces[e]} is not one of the {count} runs of text")
+    cdef bytearray out = PyByteArray_FromStringAndSize(NULL, spans * sizeof(int64_t))
     cdef int64_t* lengths = <int64_t*>PyByteArray_AS_STRING(out)
-    for i in range(n):
-        lengths[i] = len(<str>texts[i])
+    cdef int64_t* before = <int64_t*>PyMem_Malloc((n + 1) * sizeof(int64_t))
+    if before is NULL:
+        raise MemoryError()
+    before[0] = 0
+    for e in range(n):
+        before[e + 1] = before[e] + (len(<str>texts[pieces[e]]) if pieces[e] >= 0 else 0)
+    for k in range(spans):
+        lengths[k] = before[stops[k]] - before[starts[k]]
+    PyMem_Free(before)
     return out
 
 
