@@ -128,7 +128,9 @@ class Structures:
         large = items[nodes.chars[items] > LAYOUT_SHARE * float(nodes.chars[0])]
         if not large.size:
             return self
-        layout = np.isin(self.group, np.unique(self.group[large]))
+        in_layout = np.zeros(int(self.group.max()) + 1, dtype=bool)  # per group number
+        in_layout[self.group[large]] = True
+        layout = in_layout[self.group] & (self.group >= 0)
         comment_items = self.comment_items & ~layout
         teaser_items = self.teaser_items & ~layout
         return Structures(
