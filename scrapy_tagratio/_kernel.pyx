@@ -11,12 +11,14 @@ Built against one lxml and one libxml2; :data:`BUILT_AGAINST` says which, and th
 side refuses the kernel when the running versions differ (the structs and the C API are
 what the module was compiled for only then).
 
-For the pages this kernel reads, more loops run in C: :func:`collapsed_lengths` counts
+For the pages this kernel reads, more loops run in C: :func:`piece_lengths` counts
 the node table's characters (runs of text with their white space collapsed),
 :func:`text_lines` and :func:`collapsed_runs` build the text and HTML output,
 :func:`nearest_flagged` finds each node's nearest flagged ancestor (layout blocks),
 :func:`subtree_argmax` the best node of each subtree (CETD's max-DensitySum search),
-:func:`first_codes` numbers tag names, :func:`text_lengths` measures runs of text,
+:func:`sibling_groups` the groups of repeated siblings (the structure detector),
+:func:`first_codes` numbers tag names, :func:`span_text_lengths` measures the text of
+elements (which hidden ones hold most of the page),
 :func:`tree_sums` evaluates the default's block model, and :func:`automaton_counts` runs
 the language detector's byte automaton.
 
@@ -35,6 +37,7 @@ from cpython.unicode cimport (
     Py_UNICODE_ISSPACE, PyUnicode_1BYTE_DATA, PyUnicode_1BYTE_KIND, PyUnicode_DATA,
     PyUnicode_DecodeUTF8, PyUnicode_KIND, PyUnicode_New, PyUnicode_WRITE,
 )
+from libc.stdlib cimport qsort
 from libc.string cimport memcmp, memcpy, memset, strlen
 
 cimport cython
@@ -700,15 +703,19 @@ cdef Py_ssize_t _collapsed_length(str text):
     return count + words - 1 if words else 0
 
 
-def collapsed_lengths(list texts, list pieces):
-    """Per index in ``pieces``, ``len(" ".join(texts[i].split()))``: the characters of
-    that run of text with its white space collapsed and stripped, counted in C
-    (``str.split``'s white space is ``Py_UNICODE_ISSPACE``), as the bytes of int64s."""
-    cdef Py_ssize_t n = len(pieces), i
+def piece_lengths(list texts, const int32_t[::1] pieces):
+    """Per index in ``pieces`` (into ``texts``, checked), ``len(" ".join(texts[i].split()))``:
+    the characters of that run of text with its white space collapsed and stripped,
+    counted in C (``str.split``'s white space is ``Py_UNICODE_ISSPACE``), as the bytes of
+    int64s."""
+    cdef Py_ssize_t n = pieces.shape[0], count = len(texts), i
+    for i in range(n):
+        if pieces[i] < 0 or pieces[i] >= count:
+            raise IndexError(f"piece {pieces[i]} is not one of the {count} runs of text")
     cdef bytearray out = PyByteArray_FromStringAndSize(NULL, n * sizeof(int64_t))
     cdef int64_t* lengths = <int64_t*>PyByteArray_AS_STRING(out)
     for i in range(n):
-        lengths[i] = _collapsed_length(<str>texts[<Py_ssize_t>pieces[i]])
+        lengths[i] = _collapsed_length(<str>texts[pieces[i]])
     return out
 
 
@@ -752,13 +759,33 @@ cdef Py_ssize_t _lines(
     return length
 
 
-def text_lengths(list texts):
-    """Per run of ``texts``, its length in characters, as the bytes of int64s."""
-    cdef Py_ssize_t n = len(texts), i
-    cdef bytearray out = PyByteArray_FromStringAndSize(NULL, n * sizeof(int64_t))
+def span_text_lengths(
+    list texts, const int32_t[::1] pieces, const int64_t[::1] starts, const int64_t[::1] stops
+):
+    """Per span of events ``[starts[k], stops[k])``, the characters of the runs of text among
+    them (``pieces``: per event, its index in ``texts``, -1 for an element's opening or
+    closing; indices and spans checked): one pass summing the runs' lengths in event order,
+    then a difference per span (spans may nest, as elements do); as the bytes of int64s."""
+    cdef Py_ssize_t n = pieces.shape[0], count = len(texts), spans = starts.shape[0], e, k
+    if stops.shape[0] != spans:
+        raise ValueError("one stop per start")
+    for k in range(spans):
+        if not 0 <= starts[k] <= stops[k] <= n:
+            raise IndexError(f"span [{starts[k]}, {stops[k]}) is not within {n} events")
+    for e in range(n):
+        if pieces[e] >= count:
+            raise IndexError(f"piece {pieces[e]} is not one of the {count} runs of text")
+    cdef bytearray out = PyByteArray_FromStringAndSize(NULL, spans * sizeof(int64_t))
     cdef int64_t* lengths = <int64_t*>PyByteArray_AS_STRING(out)
-    for i in range(n):
-        lengths[i] = len(<str>texts[i])
+    cdef int64_t* before = <int64_t*>PyMem_Malloc((n + 1) * sizeof(int64_t))
+    if before is NULL:
+        raise MemoryError()
+    before[0] = 0
+    for e in range(n):
+        before[e + 1] = before[e] + (len(<str>texts[pieces[e]]) if pieces[e] >= 0 else 0)
+    for k in range(spans):
+        lengths[k] = before[stops[k]] - before[starts[k]]
+    PyMem_Free(before)
     return out
 
 
@@ -841,6 +868,83 @@ def subtree_argmax(const int32_t[::1] parent, const double[::1] values, const in
         mine, theirs = best[i], best[up]
         if _ranks_above(values[mine], post[mine], mine, values[theirs], post[theirs], theirs):
             best[up] = mine
+    return out
+
+
+cdef int _compare_codes(const void* a, const void* b) noexcept nogil:
+    cdef Py_ssize_t x = (<const Py_ssize_t*>a)[0], y = (<const Py_ssize_t*>b)[0]
+    return (x > y) - (x < y)
+
+
+def sibling_groups(
+    const int32_t[::1] parent, const Py_ssize_t[::1] codes, const uint8_t[::1] candidate,
+    Py_ssize_t n_codes, Py_ssize_t min_repeats,
+):
+    """Per node of a tree in document order (``parent[i] < i``, checked; -1 for the root),
+    the number of its group of repeated siblings, -1 where it is in none: the
+    ``candidate`` nodes grouped by (parent, tag code, ``0 <= code < n_codes``), a group
+    needing ``min_repeats`` members, the groups numbered in order of (parent, code). The
+    candidates are listed by parent (a counting sort) and each parent's children counted
+    per code; as the bytes of int64s (what
+    :func:`~scrapy_tagratio.structure.repeated_items` gives)."""
+    cdef Py_ssize_t n = parent.shape[0], i, j, code, up, first, last, used, number = 0
+    if codes.shape[0] != n or candidate.shape[0] != n:
+        raise ValueError("one code and one candidate flag per node")
+    for i in range(n):
+        if parent[i] >= i or parent[i] < -1:
+            raise ValueError(f"node {i}: parent {parent[i]} does not come before it")
+        if codes[i] < 0 or codes[i] >= n_codes:
+            raise ValueError(f"node {i}: code {codes[i]} not below {n_codes}")
+    cdef bytearray out = PyByteArray_FromStringAndSize(NULL, n * sizeof(int64_t))
+    cdef int64_t* group = <int64_t*>PyByteArray_AS_STRING(out)
+    cdef Py_ssize_t* start = <Py_ssize_t*>PyMem_Calloc(n + 1, sizeof(Py_ssize_t))
+    cdef Py_ssize_t* children = <Py_ssize_t*>PyMem_Malloc((n + 1) * sizeof(Py_ssize_t))
+    cdef Py_ssize_t* count = <Py_ssize_t*>PyMem_Calloc(n_codes + 1, sizeof(Py_ssize_t))
+    cdef Py_ssize_t* seen = <Py_ssize_t*>PyMem_Malloc((n_codes + 1) * sizeof(Py_ssize_t))
+    cdef Py_ssize_t* numbers = <Py_ssize_t*>PyMem_Malloc((n_codes + 1) * sizeof(Py_ssize_t))
+    try:
+        if start is NULL or children is NULL or count is NULL or seen is NULL or numbers is NULL:
+            raise MemoryError()
+        for i in range(n):
+            group[i] = -1
+            if candidate[i] and parent[i] >= 0:
+                start[parent[i] + 1] += 1
+        for i in range(n):
+            start[i + 1] += start[i]
+        for i in range(n):  # children in document order, a parent's after its start
+            if candidate[i] and parent[i] >= 0:
+                up = parent[i]
+                children[start[up]] = i
+                start[up] += 1
+        for up in range(n):  # start[up] is now the end of up's children
+            first, last = start[up - 1] if up else 0, start[up]
+            if last - first < min_repeats:
+                continue
+            used = 0
+            for j in range(first, last):
+                code = codes[children[j]]
+                if count[code] == 0:
+                    seen[used] = code
+                    used += 1
+                count[code] += 1
+            qsort(seen, used, sizeof(Py_ssize_t), _compare_codes)
+            for j in range(used):
+                code = seen[j]
+                if count[code] >= min_repeats:
+                    numbers[code] = number
+                    number += 1
+            for j in range(first, last):
+                code = codes[children[j]]
+                if count[code] >= min_repeats:
+                    group[children[j]] = numbers[code]
+            for j in range(used):
+                count[seen[j]] = 0
+    finally:
+        PyMem_Free(start)
+        PyMem_Free(children)
+        PyMem_Free(count)
+        PyMem_Free(seen)
+        PyMem_Free(numbers)
     return out
 
 

@@ -84,7 +84,7 @@ def _piece_lengths(texts: list[str], pieces: np.ndarray) -> np.ndarray:
     :func:`_collapsed_lengths`; the same figures (white space is ``str.isspace``'s)."""
     kernel = active_kernel()
     if kernel is not None:
-        return np.frombuffer(kernel.collapsed_lengths(texts, pieces.tolist()), dtype=np.int64)
+        return np.frombuffer(kernel.piece_lengths(texts, pieces), dtype=np.int64)
     return _collapsed_lengths([texts[i] for i in pieces.tolist()])
 
 
@@ -283,9 +283,10 @@ class Document:
         ``itertext`` reads, script and style code aside), white space collapsed."""
         return self.page.text_under(int(self._walk.element[node]))
 
-    def href(self, node: int) -> str | None:
-        """The ``href`` of node ``node``, None where it has none."""
-        return self.page.attributes.kept.get(int(self._walk.element[node]), (None,))[0]
+    def hrefs(self, nodes: np.ndarray) -> list[str]:
+        """The ``href`` of each node of ``nodes`` (node indices), ``""`` where it has none."""
+        kept, elements = self.page.attributes.kept, self._walk.element[nodes].tolist()
+        return [kept.get(element, (None,))[0] or "" for element in elements]
 
     def elements_of(self, content: np.ndarray) -> np.ndarray:
         """The page elements (indices into :attr:`page`) of the nodes marked in
@@ -360,13 +361,14 @@ class Document:
         one mask over the events, not sorted by block (:attr:`pieces_by_block`, which the
         extraction does not otherwise need)."""
         walk = self._walk
-        is_text = walk.kinds == EVENT_TEXT
-        owner_block = walk.table.block[walk.owners[is_text]]
-        wanted = np.zeros(len(walk.table), dtype=bool)
+        table = walk.table
+        wanted = np.zeros(len(table), dtype=bool)
         wanted[blocks] = True
-        chosen = wanted[owner_block]
-        pieces = walk.pieces[walk.piece[is_text][chosen]].tolist()
-        owner_block = owner_block[chosen]
+        # The nodes of the blocks asked for, then their text events: only those few are
+        # gathered (not the block of every text event).
+        chosen = np.flatnonzero(wanted[table.block][walk.owners] & (walk.kinds == EVENT_TEXT))
+        pieces = walk.pieces[walk.piece[chosen]].tolist()
+        owner_block = table.block[walk.owners[chosen]]
         texts: dict[int, list[str]] = {}
         for block, text in zip(owner_block.tolist(), pieces, strict=True):
             texts.setdefault(block, []).append(text)
@@ -486,21 +488,23 @@ def _hidden_to_skip(page: PageEvents, body: int) -> list[int]:
     hidden = page.attributes.hidden
     if not hidden:
         return hidden
-    # Runs of text are numbered in document order and every one lies in an element, so
-    # an element's text is the runs between its opening and closing events: a
-    # difference of prefix sums of their lengths, for the few elements asked about.
-    kernel = active_kernel()
-    lengths = (
-        np.frombuffer(kernel.text_lengths(page.texts), dtype=np.int64)
-        if kernel is not None
-        else np.fromiter(map(len, page.texts), np.int64, len(page.texts))
-    )
-    prefix = np.concatenate(([0], np.cumsum(lengths)))
+    # An element's text is that of the runs of text between its opening and closing
+    # events: with the kernel, differences of the running length of the runs in event
+    # order (one C pass); else, as the runs are numbered in document order and every one
+    # lies in an element, differences of prefix sums of their lengths, for the few
+    # elements asked about.
     opening, closing = page._spans
     asked = np.array([*hidden, body])
-    text_events = np.flatnonzero(page.kinds == EVENT_TEXT)
-    runs = np.searchsorted(text_events, np.stack((opening[asked], closing[asked])))
-    text = (prefix[runs[1]] - prefix[runs[0]]).tolist()
+    kernel = active_kernel()
+    if kernel is not None:
+        found = kernel.span_text_lengths(page.texts, page.pieces, opening[asked], closing[asked])
+        text = np.frombuffer(found, dtype=np.int64).tolist()
+    else:
+        lengths = np.fromiter(map(len, page.texts), np.int64, len(page.texts))
+        prefix = np.concatenate(([0], np.cumsum(lengths)))
+        text_events = np.flatnonzero(page.kinds == EVENT_TEXT)
+        runs = np.searchsorted(text_events, np.stack((opening[asked], closing[asked])))
+        text = (prefix[runs[1]] - prefix[runs[0]]).tolist()
     return [i for i, chars in zip(hidden, text, strict=False) if 2 * chars <= text[-1]]
 
 

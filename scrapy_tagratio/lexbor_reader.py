@@ -54,10 +54,10 @@ __all__ = [
 #: modules that load the kernel): a kernel built from older sources (an editable install
 #: whose ``_kernel.pyx`` changed since its last build) lacks some and is not used.
 KERNEL_FUNCTIONS = (
-    "walk", "walk_lexbor", "bind_lexbor", "scan_markup", "collapsed_lengths", "text_lengths",
+    "walk", "walk_lexbor", "bind_lexbor", "scan_markup", "piece_lengths", "span_text_lengths",
     "text_lines", "collapsed_runs", "first_codes", "nearest_flagged", "subtree_mask",
-    "subtree_sums", "subtree_argmax", "tree_sums", "automaton_counts", "bind_libxml2",
-    "sax_read",
+    "subtree_sums", "subtree_argmax", "sibling_groups", "tree_sums", "automaton_counts",
+    "bind_libxml2", "sax_read",
 )  # fmt: skip
 
 

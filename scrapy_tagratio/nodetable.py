@@ -123,7 +123,7 @@ class NodeTable:
     def with_ancestors(self, mask: np.ndarray) -> np.ndarray:
         """``mask`` widened to every ancestor of a marked element: the nodes whose subtree
         ``[i, end[i])`` holds a marked node, by one prefix count (no walk up the tree)."""
-        return _subtree_sum(self.end, mask.astype(np.int32)) > 0
+        return _subtree_sum(self.end, mask) > 0
 
     def with_descendants(self, mask: np.ndarray) -> np.ndarray:
         """``mask`` widened to every descendant of a marked element: the nodes with a
@@ -133,10 +133,12 @@ class NodeTable:
 
 def _subtree_sum(end: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Sum of ``values`` over each subtree ``[i, end[i])``: prefix-sum differences; for
-    int32 values, in one C loop with the compiled kernel (the same int64 sums)."""
+    int32 or boolean values, in one C loop with the compiled kernel (the same int64 sums)."""
     kernel = active_kernel()
-    if kernel is not None and end.dtype == np.int32 and values.dtype == np.int32:
-        found = kernel.subtree_sums(np.ascontiguousarray(end), np.ascontiguousarray(values))
+    if kernel is not None and end.dtype == np.int32 and values.dtype in (np.int32, np.bool_):
+        found = kernel.subtree_sums(
+            np.ascontiguousarray(end), np.ascontiguousarray(values, dtype=np.int32)
+        )
         return np.frombuffer(found, dtype=np.int64)
     prefix = np.concatenate(([0], np.cumsum(values)))
     return prefix[end] - prefix[:-1]

@@ -204,7 +204,7 @@ def kernel_status() -> tuple[bool, str]:
 def active_kernel() -> ModuleType | None:
     """The compiled kernel when pages are read by it (:data:`DEFAULT_READER` is
     ``"kernel"``, or ``"lexbor"`` with its compiled walk), else None: its other loops
-    (``collapsed_lengths``) serve the same pages, and the pure paths stay pure Python
+    (``piece_lengths``) serve the same pages, and the pure paths stay pure Python
     throughout."""
     if DEFAULT_READER == "lexbor":
         return lexbor_reader.lexbor_walk_kernel()

@@ -53,6 +53,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .document import Document, NodeTable
+from .reader import active_kernel
 
 __all__ = [
     "COMMENT_BODY_CHARS",
@@ -127,7 +128,9 @@ class Structures:
         large = items[nodes.chars[items] > LAYOUT_SHARE * float(nodes.chars[0])]
         if not large.size:
             return self
-        layout = np.isin(self.group, np.unique(self.group[large]))
+        in_layout = np.zeros(int(self.group.max()) + 1, dtype=bool)  # per group number
+        in_layout[self.group[large]] = True
+        layout = in_layout[self.group] & (self.group >= 0)
         comment_items = self.comment_items & ~layout
         teaser_items = self.teaser_items & ~layout
         return Structures(
@@ -143,16 +146,25 @@ def repeated_items(nodes: NodeTable, min_repeats: int = MIN_REPEATS) -> np.ndarr
     """Per node, the number of its group of repeated siblings (-1 where it is in none).
 
     Siblings share a group when they have the same tag; a group needs ``min_repeats``
-    members. Paragraphs and headings are never items. The children are not compared:
-    a comment with replies holds a list its siblings lack, and the per-item tests of
+    members, and the groups are numbered in order of their parent, then of their tag's
+    code (:attr:`NodeTable.tag_codes`); in one C pass with the compiled kernel.
+    Paragraphs and headings are never items. The children are not compared: a comment
+    with replies holds a list its siblings lack, and the per-item tests of
     :func:`find_structures` judge what the items hold.
     """
     n = len(nodes)
-    group = np.full(n, -1, dtype=np.int64)
     if n < min_repeats + 1:
-        return group
+        return np.full(n, -1, dtype=np.int64)
     codes, names = nodes.tag_codes
     candidate = (nodes.parent >= 0) & ~nodes.tag_mask(_NEVER_ITEMS)
+    kernel = active_kernel()
+    if kernel is not None:  # one pass over the nodes in C, the same groups and numbers
+        found = kernel.sibling_groups(
+            np.ascontiguousarray(nodes.parent, dtype=np.int32), codes,
+            candidate.view(np.uint8), len(names), min_repeats,
+        )  # fmt: skip
+        return np.frombuffer(found, dtype=np.int64)
+    group = np.full(n, -1, dtype=np.int64)
     index = np.flatnonzero(candidate)
     key = nodes.parent[index].astype(np.int64) * len(names) + codes[index]
     _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
@@ -239,10 +251,14 @@ def _find_structures(document: Document, min_repeats: int) -> Structures:
     )
     target_ids: dict[str, int] = {}
     targets = np.full(items.size, -1, dtype=np.int64)
-    for position in np.flatnonzero(large_headline).tolist():
-        target = (document.href(int(first_link[position])) or "").strip()
-        if target and not target.lower().startswith(_SAME_PAGE_PREFIXES):
-            targets[position] = target_ids.setdefault(target, len(target_ids))
+    asked = np.flatnonzero(large_headline)
+    hrefs = (href.strip() for href in document.hrefs(first_link[asked]))
+    targets[asked] = [
+        target_ids.setdefault(target, len(target_ids))
+        if target and not target.lower().startswith(_SAME_PAGE_PREFIXES)
+        else -1
+        for target in hrefs
+    ]
     looks_teaser = targets >= 0
 
     # Per group: the shares of items that look like comments / teasers, and how many

@@ -524,7 +524,7 @@ def test_attributes_the_metadata_reads_are_recorded(name: str) -> None:
 
 
 @needs_kernel
-def test_the_kernels_collapsed_lengths_are_those_of_str_split() -> None:
+def test_the_kernels_piece_lengths_are_those_of_str_split() -> None:
     """The node table's C (characters with white space collapsed) is counted in C with the
     kernel: the same figure as ``len(" ".join(text.split()))`` for every kind of white
     space ``str.split`` knows (no-break, ideographic, separators) and none it does not."""
@@ -543,19 +543,31 @@ def test_the_kernels_collapsed_lengths_are_those_of_str_split() -> None:
     kernel = reader._KERNEL
     assert kernel is not None
     pieces = [6, 0, 4, 1, 3, 2, 5, 4, 7]
-    got = np.frombuffer(kernel.collapsed_lengths(texts, pieces), dtype=np.int64).tolist()
-    assert got == [len(" ".join(texts[i].split())) for i in pieces]
-    assert got == _collapsed_lengths([texts[i] for i in pieces]).tolist()
+    got = np.frombuffer(kernel.piece_lengths(texts, np.array(pieces, np.int32)), np.int64)
+    assert got.tolist() == [len(" ".join(texts[i].split())) for i in pieces]
+    assert got.tolist() == _collapsed_lengths([texts[i] for i in pieces]).tolist()
+    with pytest.raises(IndexError, match="not one of the 8 runs"):
+        kernel.piece_lengths(texts, np.array([0, 8], np.int32))
 
 
 @needs_kernel
-def test_the_kernels_text_lengths_are_those_of_len() -> None:
-    """The runs' lengths that decide which hidden elements are cleaned away."""
+def test_the_kernels_span_text_lengths_are_those_of_len() -> None:
+    """The text of spans of events (nested, empty, the whole page) that decides which
+    hidden elements are cleaned away: the lengths of the runs of text among them."""
     texts = ["", " ", "ab", "l\u00e9\u00e8ve", "\u4e2d\u6587", "\U0001f600x", "x" * 5000]
+    pieces = [-1, 0, -1, 1, 2, -1, -1, 3, 4, 5, -1, 6, -1]  # -1: an opening or closing
+    spans = [(0, 13), (2, 6), (3, 3), (7, 10), (12, 13), (13, 13)]
     kernel = reader._KERNEL
     assert kernel is not None
-    got = np.frombuffer(kernel.text_lengths(texts), dtype=np.int64).tolist()
-    assert got == [len(text) for text in texts]
+    starts, stops = (np.array(ends, np.int64) for ends in zip(*spans, strict=True))
+    found = kernel.span_text_lengths(texts, np.array(pieces, np.int32), starts, stops)
+    assert np.frombuffer(found, np.int64).tolist() == [
+        sum(len(texts[p]) for p in pieces[start:stop] if p >= 0) for start, stop in spans
+    ]
+    with pytest.raises(IndexError, match="not within 13 events"):
+        kernel.span_text_lengths(texts, np.array(pieces, np.int32), stops, starts)
+    with pytest.raises(IndexError, match="not one of the 7 runs"):
+        kernel.span_text_lengths(texts, np.array([7], np.int32), starts[:0], stops[:0])
 
 
 #: Page bytes and their HTTP Content-Type: UTF-8 (declared, detected, with a byte order

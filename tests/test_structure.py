@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from scrapy_tagratio import reader
 from scrapy_tagratio.document import Document
+from scrapy_tagratio.reader import kernel_status
 from scrapy_tagratio.structure import MIN_REPEATS, find_structures, repeated_items
 
 STORY = "".join(
@@ -149,6 +154,61 @@ def test_the_layout_rule_leaves_a_teaser_list_beside_an_article() -> None:
 def test_paragraphs_are_never_items() -> None:
     doc = page(STORY)
     assert (repeated_items(doc.nodes) < 0).all()
+
+
+def _groups_by(name: str, nodes: Any, min_repeats: int) -> list[int]:
+    saved, reader.DEFAULT_READER = reader.DEFAULT_READER, name
+    try:
+        return [int(i) for i in repeated_items(nodes, min_repeats)]
+    finally:
+        reader.DEFAULT_READER = saved
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 3), st.sampled_from(["li", "div", "a", "p"])), max_size=80),
+    st.integers(1, 4),
+)
+def test_the_groups_of_repeated_siblings(spec: list[tuple[int, str]], min_repeats: int) -> None:
+    """Per node of random trees (each node the child of the last one, ``climb`` levels
+    up), its group: the siblings of its tag, when at least ``min_repeats`` of them and the
+    tag not a paragraph, numbered by parent, then by tag code; the kernel's one pass gives
+    the numpy path's groups and numbers."""
+    parent, tags = [-1], ["body"]
+    for climb, tag in spec:
+        node = len(parent) - 1
+        for _ in range(climb):
+            node = max(parent[node], 0)
+        parent.append(node)
+        tags.append(tag)
+    nodes = dataclasses.replace(
+        Document.from_input("<p>x</p>").nodes, tag=tuple(tags), parent=np.array(parent, np.int32)
+    )
+    codes = {tag: code for code, tag in enumerate(dict.fromkeys(tags))}
+    siblings: dict[tuple[int, int], list[int]] = {}
+    for i, (up, tag) in enumerate(zip(parent, tags, strict=True)):
+        if up >= 0 and tag != "p":
+            siblings.setdefault((up, codes[tag]), []).append(i)
+    expected = [-1] * len(tags)
+    if len(tags) > min_repeats:  # a smaller table has no group
+        groups = sorted(key for key, items in siblings.items() if len(items) >= min_repeats)
+        for number, key in enumerate(groups):
+            for i in siblings[key]:
+                expected[i] = number
+    assert _groups_by("target", nodes, min_repeats) == expected
+    if kernel_status()[0]:
+        assert _groups_by("kernel", nodes, min_repeats) == expected
+
+
+@pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
+def test_the_kernels_sibling_groups_refuse_a_parent_after_its_child_and_a_stray_code() -> None:
+    """The C pass indexes its per-parent and per-code arrays unchecked otherwise."""
+    from scrapy_tagratio import _kernel
+
+    ones, codes = np.ones(3, dtype=np.uint8), np.arange(3, dtype=np.intp)
+    with pytest.raises(ValueError, match="does not come before"):
+        _kernel.sibling_groups(np.array([-1, 0, 5], np.int32), codes, ones, 3, 2)
+    with pytest.raises(ValueError, match="not below"):
+        _kernel.sibling_groups(np.array([-1, 0, 0], np.int32), codes, ones, 2, 2)
 
 
 def test_empty_and_tiny_pages() -> None:

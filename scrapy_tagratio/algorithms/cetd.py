@@ -111,8 +111,8 @@ def composite_text_density(
     spread = c / one_if_zero(non_link) * lc + body_link_chars / (body_chars or 1.0) * c
     log_base = np.log1p(np.log1p(spread / np.e))
     argument = c / one_if_zero(lc) * (np.maximum(tags, 1) / one_if_zero(link_tags.astype(float)))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        log_argument = np.where(argument > 0, np.log(np.where(argument > 0, argument, 1.0)), 0.0)
+    # ln(x), 0 where x is 0 (ln(1) is exactly 0).
+    log_argument = np.log(np.where(argument > 0, argument, 1.0))
     # log_B(x) = ln(x) / ln(B); B >= 1, and ln(B) = 0 (no links at all) is read as 1.
     return text_density(c, tags) * log_argument / one_if_zero(log_base)
 
