@@ -608,29 +608,32 @@ def test_a_body_name_holding_little_of_the_text_ends_nothing() -> None:
 
 
 def test_body_spans_are_the_outermost_elements_of_each_name() -> None:
-    """One span per element of a body name that lies in no earlier element of its name
-    (an ``entry-content`` nested in another adds nothing), each name's code its hint's,
-    each span the blocks of the element's subtree."""
+    """One span per element of a body name that lies in no earlier element of that name
+    (an ``entry-content`` nested in another adds nothing), names numbered in order of
+    first use and read whatever modifiers the template adds (``post-body`` and
+    ``post__body post-body--wide`` are one name), each span the blocks of the element's
+    subtree."""
     html = (
         "<html><body><div class='entry-content'><p>One paragraph of the story.</p>"
         "<div class='entry-content'><p>A nested one.</p></div></div>"
         "<div class='sidebar'><p>Sidebar text.</p></div>"
         "<div class='entry-content'><p>The story goes on.</p></div>"
         "<section class='post-body'><p>Another name.</p></section>"
+        "<section class='post__body post-body--wide'><p>The same name.</p></section>"
         "<div class='entry-content'></div></body></html>"
     )
     doc = Document.from_input(html)
     blocks, _, _, rules = block_features(doc)
     texts = doc.block_texts(blocks)
-    _, hints = doc.nodes.hint_codes
     spans = [
-        (hints[name].strip(), [texts[b] for b in range(first, stop)])
+        (name, [texts[b] for b in range(first, stop)])
         for name, first, stop in rules.bodies.tolist()
     ]
     assert spans == [
-        ("entry-content", ["One paragraph of the story.", "A nested one."]),
-        ("entry-content", ["The story goes on."]),
-        ("post-body", ["Another name."]),
+        (0, ["One paragraph of the story.", "A nested one."]),
+        (0, ["The story goes on."]),
+        (1, ["Another name."]),
+        (1, ["The same name."]),
     ]
 
 

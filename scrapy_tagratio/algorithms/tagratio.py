@@ -91,6 +91,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..cleaning import name_codes
 from ..document import Document, NodeTable
 from ..structure import Structures, find_structures
 from ..titles import HEADLINE_TAGS, names_title, title_words
@@ -197,12 +198,20 @@ _BODY_WORDS = ("body", "content", "text", "entry", "inner", "container")
 
 
 @lru_cache(maxsize=1 << 16)
-def _names_body(hint: str) -> bool:
-    """The hint names the element holding the article's body (:data:`BODY_HINT`); cached
-    across pages as :func:`_names_boilerplate` is."""
+def _body_name(hint: str) -> str:
+    """The body name the hint holds (:data:`BODY_HINT`), its words joined and lower case:
+    ``article-body``, ``article__body article-body--wide`` and ``articleBody`` all give
+    ``articlebody``, one body whatever modifiers the template adds; ``""`` for none.
+    Cached across pages as :func:`_names_boilerplate` is."""
     if not any(word in hint for word in _BODY_WORDS):
-        return False
-    return BODY_HINT.search(hint.replace("-", " ").replace("_", " ")) is not None
+        return ""
+    match = BODY_HINT.search(hint.replace("-", " ").replace("_", " "))
+    return "" if match is None else "".join(match.group().split())
+
+
+def _names_body(hint: str) -> bool:
+    """The hint names the element holding the article's body (:func:`_body_name`)."""
+    return bool(_body_name(hint))
 
 
 @lru_cache(maxsize=1 << 16)
@@ -366,11 +375,12 @@ def body_spans(nodes: NodeTable, blocks: np.ndarray, where: np.ndarray) -> np.nd
     """The elements among those ``where`` marks whose hint names the article's body
     (:data:`BODY_HINT`), as spans of ``blocks`` (a page's text blocks in document order):
     one row ``(name, first, stop)`` per element that holds a block and lies in no earlier
-    element of its name, ``name`` its hint's code (:attr:`NodeTable.hint_codes`), its
-    blocks ``blocks[first:stop]``. Linear in the page (no pass per name: a page may hold
-    thousands of names)."""
+    element of its name, ``name`` its body name's number (:func:`_body_name`, numbered in
+    order of first use), its blocks ``blocks[first:stop]``. Linear in the page (no pass per
+    name: a page may hold thousands of names)."""
     elements = np.flatnonzero(hint_flags(nodes, where, _names_body))
-    names = nodes.hint_codes[0][elements].astype(np.int64)
+    codes, _ = name_codes([_body_name(nodes.hint[e]) for e in elements.tolist()])
+    names = codes.astype(np.int64)
     order = np.lexsort((elements, names))  # by name, then in document order
     elements, names = elements[order], names[order]
     ends = nodes.end[elements].astype(np.int64)
