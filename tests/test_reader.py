@@ -644,7 +644,6 @@ PREPARED_TEXTS = [
 ]
 
 
-@needs_sax
 @pytest.mark.parametrize("text", PREPARED_TEXTS)
 def test_pages_read_from_their_bytes_are_those_the_preparation_leaves(text: str) -> None:
     """The bytes alone (and their head's text) say a page needs no preparation only when
