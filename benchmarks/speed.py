@@ -10,7 +10,7 @@ interleaved: the order of the methods rotates from page to page, so drift of a s
 * ``lxml-parse``: ``etree.fromstring(page_bytes, etree.HTMLParser())``, the floor of any DOM
   method;
 * ``trafilatura``: ``trafilatura.extract(page_bytes)``, a fast, accurate peer;
-* ``read:NAME``: decoding and reading the page (``read_page``) by each reader that can run
+* ``read:NAME``: decoding and reading the page (``Document.page``) by each reader that can run
   here (the kernels only when built, lexbor only with selectolax);
 * each extractor spec on the page bytes, with the default reader and (``@NAME``) each
   other reader, and (``@tree``) on the tree parsel builds from
@@ -48,7 +48,7 @@ from typing import Any
 from lxml import etree
 
 from scrapy_tagratio import DEFAULT_ALGORITHM, extract, reader
-from scrapy_tagratio.decoding import _decode_utf8
+from scrapy_tagratio.document import Document
 from scrapy_tagratio.lexbor_reader import lexbor_status
 
 from . import _data
@@ -59,7 +59,7 @@ __all__ = ["main"]
 LXML = "lxml-parse"
 TRAFILATURA = "trafilatura"
 TREE_SUFFIX = "@tree"
-#: Reading alone (decoding and ``read_page``), per reader.
+#: Reading alone (decoding and ``Document.page``), per reader.
 READ = "read:"
 #: The clocks a run can time methods by: the CPU time of this thread (the work done for
 #: the page, which processes sharing the machine do not lengthen by making it wait for a
@@ -119,15 +119,10 @@ def _with_reader(name: str, method: Method) -> Method:
 
 
 def _read(name: str) -> Method:
-    """Decoding and reading alone (``read_page``), by reader ``name``, as a page's
-    :class:`~scrapy_tagratio.document.Document` reads it (bytes that are the text's UTF-8
-    go to the parser as they are)."""
-
-    def run(html: bytes, tree: Any, url: str | None) -> object:
-        text, same = _decode_utf8(html, None)
-        return reader.read_page(text, reader=name, utf8=html if same else None)
-
-    return run
+    """Decoding and reading alone, by reader ``name``, as
+    :attr:`~scrapy_tagratio.document.Document.page` reads a page (bytes that are the text's
+    UTF-8 go to the parser as they are; with the SAX reader, most are never decoded)."""
+    return _with_reader(name, lambda html, tree, url: Document(html).page)
 
 
 def available_readers() -> list[str]:

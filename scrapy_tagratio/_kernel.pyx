@@ -1373,6 +1373,56 @@ cdef extern from *:
     bint tr_is_deep_tag(const unsigned char* name, size_t length)
 
 
+def utf8_valid(const unsigned char[:] data):
+    """Whether ``data`` is well-formed UTF-8 (Unicode's table 3-7: what
+    ``data.decode("utf-8")`` accepts, no surrogates, no overlong forms, nothing above
+    U+10FFFF), checked without building the text: eight ASCII bytes at a time, then byte
+    by byte through each sequence."""
+    cdef Py_ssize_t n = data.shape[0], at = 0
+    cdef const unsigned char* base = &data[0] if n else NULL
+    cdef uint64_t word
+    cdef unsigned char lead, low, high
+    cdef int follow
+    while at < n:
+        if at + 8 <= n:
+            memcpy(&word, base + at, 8)
+            if not (word & 0x8080808080808080ULL):
+                at += 8
+                continue
+        lead = base[at]
+        at += 1
+        if lead < 0x80:
+            continue
+        # The range of the byte after the lead, and how many bytes follow it.
+        low, high = 0x80, 0xBF
+        if 0xC2 <= lead <= 0xDF:
+            follow = 1
+        elif 0xE0 <= lead <= 0xEF:
+            follow = 2
+            if lead == 0xE0:
+                low = 0xA0
+            elif lead == 0xED:
+                high = 0x9F
+        elif 0xF0 <= lead <= 0xF4:
+            follow = 3
+            if lead == 0xF0:
+                low = 0x90
+            elif lead == 0xF4:
+                high = 0x8F
+        else:
+            return False
+        if at + follow > n or not (low <= base[at] <= high):
+            return False
+        at += 1
+        follow -= 1
+        while follow:
+            if not (0x80 <= base[at] <= 0xBF):
+                return False
+            at += 1
+            follow -= 1
+    return True
+
+
 def scan_markup(const unsigned char[:] data, Py_ssize_t limit):
     """One ``memchr`` pass over the tags of the markup ``data``: whether lexbor should not
     read it (the block tags it is slow on nest deeper than ``limit``, start tags minus

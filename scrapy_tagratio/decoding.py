@@ -5,7 +5,12 @@ from __future__ import annotations
 import codecs
 import re
 
-from w3lib.encoding import html_to_unicode
+from w3lib.encoding import (
+    html_body_declared_encoding,
+    html_to_unicode,
+    http_content_type_encoding,
+    read_bom,
+)
 
 from .errors import ExtractionError
 
@@ -104,3 +109,20 @@ def _decode_utf8(data: bytes, content_type: str | None) -> tuple[str, bool]:
         and "\ufffd" not in text
     )
     return text, same
+
+
+def _utf8_reading(data: bytes, content_type: str | None) -> bool:
+    """Whether :func:`_decode` reads ``data`` as ``data.decode("utf-8")`` when ``data`` is
+    well-formed UTF-8 (the caller checks that), decided without decoding it: no byte order
+    mark, and the encoding ``html_to_unicode`` chooses, in its order (the HTTP charset,
+    else the meta charset, else Scrapy's detection, which says UTF-8 for well-formed
+    UTF-8), is UTF-8 or a legacy charset (read as UTF-8 here). The compiled reader then
+    hands the bytes to the parser without the text ever being decoded."""
+    if read_bom(data)[0] is not None:
+        return False
+    encoding = http_content_type_encoding(content_type)
+    if encoding is None:
+        encoding = html_body_declared_encoding(data)
+    if encoding is None:
+        return True
+    return bool(_LEGACY_CHARSET.match(encoding)) or codecs.lookup(encoding).name == "utf-8"

@@ -34,11 +34,11 @@ import numpy as np
 from lxml import etree
 
 from .cleaning import BLOCK_TAGS, LINK_TAGS, VOID_TAGS, TagClasses, _block_content, _dropped
-from .decoding import _decode, _decode_utf8, _refuse_binary, decode_html
+from .decoding import _decode, _decode_utf8, _refuse_binary, _utf8_reading, decode_html
 from .errors import ExtractionError
 from .events import EVENT_CLOSE, EVENT_OPEN, EVENT_TEXT, KEPT_ATTRIBUTES, PageEvents
 from .nodetable import NodeTable, _subtree_mask, _subtree_sum
-from .reader import active_kernel, parse_html, parser_input, read_page
+from .reader import active_kernel, parse_html, parser_input, read_page, read_utf8
 from .source import SourceView, normalise_text, source_view, span_run_lengths, strip_tags
 
 # The names algorithms and users import from here, wherever they are defined now.
@@ -183,14 +183,24 @@ class Document:
     @cached_property
     def page(self) -> PageEvents:
         """The page as lxml's parser reads it (:mod:`.reader`): no tree is built. Bytes
-        that are the UTF-8 of their text go to the parser as they are (not encoded again)."""
+        that are the UTF-8 of their text go to the parser as they are (not encoded again),
+        and the SAX reader reads most such pages without their text being decoded at all
+        (:func:`~.reader.read_utf8`)."""
         markup, utf8 = self._input, None
+
+        def check_deadline() -> None:
+            self.check_deadline("reading the page")
+
         if isinstance(markup, str):
             text = markup
         else:
+            if _utf8_reading(markup, self._content_type):
+                page = read_utf8(markup, check_deadline)
+                if page is not None:
+                    return page
             text, same = _decode_utf8(markup, self._content_type)
             utf8 = markup if same else None
-        return read_page(text, lambda: self.check_deadline("reading the page"), utf8=utf8)
+        return read_page(text, check_deadline, utf8=utf8)
 
     # ------------------------------------------------------------------ the walk
     @cached_property

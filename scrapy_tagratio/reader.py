@@ -12,13 +12,15 @@ attributes (``tests/test_reader.py`` checks it on every development page):
   goes through libxml2's SAX callbacks into the kernel's recorder loop, and no tree is
   built (:func:`sax_status`: when libxml2's functions are found in lxml's module and a
   probe page, whole and pushed in parts, reads as the tree walk reads it); a page of one
-  part is read from memory, a larger one pushed to the parser part by part. Where the SAX
-  reader is not used, the page is parsed into libxml2's tree and one C loop over it,
-  through lxml's public C API, fills the recorder: faster than the target too, but the
-  tree is held while it is read, and it stops nesting at depth 2048 (``huge_tree``) where
-  the parser target and the SAX reader do not: a tree that reaches that depth is read
-  again by the target (the linear path for deep nesting), and so is a page above
-  :data:`KERNEL_MAX_CHARS` (its tree would cost more memory than the events).
+  part is read from memory, a larger one pushed to the parser part by part (a page given
+  as bytes that are its well-formed UTF-8 is read from them without being decoded:
+  :func:`read_utf8`). Where the SAX reader is not used, the page is parsed into
+  libxml2's tree and one C loop over it, through lxml's public C API, fills the
+  recorder: faster than the target too, but the tree is held while it is read, and it
+  stops nesting at depth 2048 (``huge_tree``) where the parser target and the SAX reader
+  do not: a tree that reaches that depth is read again by the target (the linear path
+  for deep nesting), and so is a page above :data:`KERNEL_MAX_CHARS` (its tree would
+  cost more memory than the events).
 
 The kernel is used when it was built and imports against the lxml and libxml2 it was
 compiled for (:func:`kernel_status`); ``TAGRATIO_READER=target`` forces the pure path.
@@ -70,6 +72,7 @@ __all__ = [
     "parser_input",
     "parser_parts",
     "read_page",
+    "read_utf8",
     "sax_status",
 ]
 
@@ -78,6 +81,8 @@ _EMPTY_PAGE = "<html><body></body></html>"
 #: The first title's start tag and text up to the next tag; the end tag that closes it.
 _TITLE_TEXT = re.compile(r"<title\b[^>]*>[^<]*", re.I)
 _TITLE_CLOSE = re.compile(r"</title\s*>|$", re.I)
+#: The end tag of a title, in a page's bytes.
+_TITLE_CLOSE_BYTES = re.compile(rb"</title\s*>", re.I)
 #: libxml2's options, the same for the tree and the events.
 _OPTIONS: dict[str, Any] = {
     "encoding": "utf-8",
@@ -130,14 +135,41 @@ def parser_parts(text: str, utf8: bytes | None = None) -> Iterator[bytes]:
     itself), and the text is not encoded again."""
     prepared = parser_input(text, utf8)
     if utf8 is not None and prepared == text:
-        if len(utf8) <= _FEED_CHARS:
-            yield utf8
-        else:
-            for start in range(0, len(utf8), _FEED_CHARS):
-                yield utf8[start : start + _FEED_CHARS]
+        yield from _byte_parts(utf8)
     else:
         for start in range(0, len(prepared), _FEED_CHARS):
             yield prepared[start : start + _FEED_CHARS].encode("utf-8", "replace")
+
+
+def _byte_parts(utf8: bytes) -> Iterator[bytes]:
+    """``utf8`` in parts of at most :data:`_FEED_CHARS` bytes (one part: the bytes object
+    itself)."""
+    if len(utf8) <= _FEED_CHARS:
+        yield utf8
+    else:
+        for start in range(0, len(utf8), _FEED_CHARS):
+            yield utf8[start : start + _FEED_CHARS]
+
+
+def _prepared_as_is(utf8: bytes) -> bool:
+    """Whether :func:`parser_input` leaves the text whose well-formed UTF-8 is ``utf8`` as
+    it is, decided from the bytes and the decoded text of the page's head alone (up to the
+    first ``</title>``, found in the bytes): no NUL byte, and in the head, no XML
+    declaration and a first title closed by ``</title>``. The head ends with ``>``, so
+    whatever :func:`parser_input`'s patterns find or miss in it they find or miss in the
+    whole text too. False when the head cannot tell (no ``</title>`` in the bytes, the title
+    unclosed in the head): the caller then decodes the page."""
+    if b"\x00" in utf8:
+        return False
+    close = _TITLE_CLOSE_BYTES.search(utf8)
+    if close is None:
+        return False
+    head = utf8[: close.end()].decode("utf-8")
+    title = _TITLE_TEXT.search(head)
+    if _XML_DECLARATION.match(head) is not None or title is None:
+        return False
+    closed = _TITLE_CLOSE.match(head, title.end())
+    return closed is not None and closed.end() > title.end()
 
 
 def _feed(text: str, parser: Any, utf8: bytes | None = None) -> Any:
@@ -337,6 +369,22 @@ def _default_reader() -> str:
 
 #: The reader :func:`read_page` uses unless told.
 DEFAULT_READER = _default_reader()
+
+
+def read_utf8(data: bytes, check_deadline: Callable[[], None] = lambda: None) -> PageEvents | None:
+    """The events of a page from its bytes alone, when they are its text in UTF-8 if
+    well-formed (the caller knows: :func:`~.decoding._utf8_reading`): where the default
+    reader is the SAX reader (:func:`sax_status`), ``data`` well-formed UTF-8 (checked in
+    C) and its text left as it is by :func:`parser_input` (:func:`_prepared_as_is`), the
+    bytes go to the parser as they are and the text is never decoded (a Python string of
+    the whole page costs about a tenth of libxml2's parse). None otherwise: the caller
+    decodes the page and calls :func:`read_page`. The events are :func:`read_page`'s."""
+    if _SAX is None or DEFAULT_READER != "kernel":
+        return None
+    if not (_SAX.utf8_valid(data) and _prepared_as_is(data)):
+        return None
+    page = _read_sax(_SAX, _byte_parts(data), check_deadline)
+    return page if len(page) else read_page(_EMPTY_PAGE, reader="target")
 
 
 def read_page(

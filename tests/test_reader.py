@@ -17,9 +17,10 @@ from badinput import large_page
 from lxml import etree
 
 from benchmarks import _data
+from scrapy_tagratio import document as document_module
 from scrapy_tagratio import lexbor_reader, reader
-from scrapy_tagratio.decoding import _decode_utf8
-from scrapy_tagratio.document import decode_html
+from scrapy_tagratio.decoding import _decode, _decode_utf8, _utf8_reading
+from scrapy_tagratio.document import Document, decode_html
 from scrapy_tagratio.events import _BATCH
 from scrapy_tagratio.reader import (
     EVENT_TEXT,
@@ -615,6 +616,149 @@ def test_utf8_pages_are_handed_over_as_they_are() -> None:
         "utf-8 declared", "utf-8 detected", "utf-8 declared latin-1", "ascii declared cp1252",
         "nul", "xml declaration", "unclosed title", "blank",
     }  # fmt: skip
+
+
+#: Texts :func:`reader.parser_input` may or may not change, with the head's title where
+#: the patterns' Unicode readings differ from the bytes' (a dotless i matches "i" without
+#: case, "\u00e9" is a letter, no-break space is white space).
+PREPARED_TEXTS = [
+    "<title>T</title><p>x</p>",
+    "<html><head><TITLE lang=en>T\u00edtulo</Title ><body>x",
+    "<title>T<p>unclosed</p></title>",
+    "<title>T</title><p>a\x00b</p>",
+    "  <?xml version='1.0'?><title>T</title>",
+    "\u00a0<?xml version='1.0'?><title>T</title>",
+    "\x1c<?xml?><title>T</title>",
+    "<?xml  <title>T</title> ?>",
+    "<p>no title at all</p>",
+    "<t\u0131tle>dotless</t\u0131tle><title>T</title>",
+    "<t\u0131tle>dotless</title><p>x",
+    "<title\u00e9>x</title><title>T</title>",
+    "<title>T</title\u00a0><title>U</title>",
+    "<title>T</title\u2003>",
+    "<title a='>'>T</title>",
+    "<title>T</title\n>",
+    "<title foo </title>",
+    "<title></title>" + "<p>\u4e2d</p>" * 100,
+    "<script>x</script><title>T</title>x</title>",
+]
+
+
+@pytest.mark.parametrize("text", PREPARED_TEXTS)
+def test_pages_read_from_their_bytes_are_those_the_preparation_leaves(text: str) -> None:
+    """The bytes alone (and their head's text) say a page needs no preparation only when
+    :func:`reader.parser_input` leaves its text as it is."""
+    if reader._prepared_as_is(text.encode()):
+        assert reader.parser_input(text) == text
+
+
+@needs_kernel
+def test_the_kernels_utf8_check_is_that_of_decoding() -> None:
+    """``utf8_valid`` accepts what ``bytes.decode("utf-8")`` accepts: every lead byte with
+    every second byte and the tails that end, cut or break a sequence, after ASCII or not
+    (the eight-byte stride), and every character's encoding."""
+    kernel = reader._KERNEL
+    assert kernel is not None
+
+    def decodes(data: bytes) -> bool:
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+        return True
+
+    tails = (b"", b"\x80", b"\xbf\x80", b"\x80\x80\x80", b"a", b"\xc0")
+    for lead in range(256):
+        for second in range(256):
+            for before in (b"", b"abcdefgh"):
+                for tail in tails:
+                    data = before + bytes((lead, second)) + tail
+                    assert kernel.utf8_valid(data) == decodes(data), data
+    for code in range(0, 0x110000, 3):
+        if not 0xD800 <= code <= 0xDFFF:
+            assert kernel.utf8_valid(chr(code).encode() * 3)
+
+
+#: More pages for the choice of encoding: meta charsets, an HTTP charset over a meta one,
+#: UTF-16 with and without a byte order mark, a declaration w3lib does not know.
+CHARSET_PAGES: dict[str, tuple[bytes, str | None]] = {
+    **ENCODED_PAGES,
+    "meta utf-8": ('<meta charset="utf-8"><p>\u00e9</p>'.encode(), None),
+    "meta latin-1 over utf-8": ('<meta charset="latin-1"><p>\u00e9</p>'.encode(), None),
+    "meta koi8-r": ('<meta charset="koi8-r"><p>\u00e9</p>'.encode(), None),
+    "http utf-8 over meta koi8-r": (
+        '<meta charset="koi8-r"><p>\u00e9</p>'.encode(), "text/html; charset=utf-8"
+    ),
+    "http koi8-r over meta utf-8": (
+        b'<meta charset="utf-8"><p>x</p>', "text/html; charset=koi8-r"
+    ),
+    "utf-16 declared": ("<p>x</p>".encode("utf-16-be"), "text/html; charset=utf-16"),
+    "utf-16 with bom": ("<p>x</p>".encode("utf-16"), None),
+    "unknown charset": (b'<meta charset="no-such"><p>x</p>', None),
+    "utf8 label": ("<p>\u00e9</p>".encode(), "text/html; charset=utf8"),
+}
+
+
+@pytest.mark.parametrize("page", list(CHARSET_PAGES.values()), ids=list(CHARSET_PAGES))
+def test_bytes_said_to_be_read_as_utf8_are(page: tuple[bytes, str | None]) -> None:
+    """Where :func:`_utf8_reading` says so, well-formed UTF-8 bytes decode (as Scrapy
+    does, w3lib choosing the encoding) to their UTF-8 reading, and a page read by the
+    Document from its bytes gives the events of its decoded text."""
+    data, content_type = page
+    if _utf8_reading(data, content_type) and decodes_as_utf8(data):
+        assert _decode(data, content_type) == data.decode("utf-8")
+    document = Document(data, content_type=content_type)
+    assert_same_events(document.page, read_page(_decode(data, content_type)))
+
+
+def decodes_as_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+#: A page with a title, as bytes that are read from their bytes (True) or decoded first.
+TITLED = "<html><head><title>T\u00edtulo</title></head><body><p>caf\u00e9 \ufffd</p>"
+TITLED_PAGES: list[tuple[bytes, str | None, bool]] = [
+    (TITLED.encode(), None, True),
+    (TITLED.encode(), "text/html; charset=utf-8", True),
+    (TITLED.encode(), "text/html; charset=windows-1252", True),
+    (TITLED.encode("latin-1", "replace"), "text/html; charset=windows-1252", False),
+    (TITLED.encode() + b"\xff", "text/html; charset=utf-8", False),
+    (b"\xef\xbb\xbf" + TITLED.encode(), None, False),
+    (TITLED.replace("caf", "c\x00af").encode(), None, False),
+    (TITLED.replace("</title>", "").encode(), None, False),
+    (TITLED.encode(), "text/html; charset=koi8-r", False),
+]
+
+
+@pytest.mark.parametrize(
+    ("data", "content_type", "as_bytes"),
+    TITLED_PAGES,
+    ids=[
+        "utf-8 detected", "utf-8 declared", "utf-8 declared cp1252", "cp1252", "invalid utf-8",
+        "byte order mark", "nul", "unclosed title", "utf-8 declared koi8-r",
+    ],
+)  # fmt: skip
+def test_most_pages_are_read_from_their_bytes(
+    data: bytes, content_type: str | None, as_bytes: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Well-formed UTF-8 pages read as UTF-8 with a closed title go to the SAX reader as
+    their bytes, without being decoded; the others, and every page on the other paths, are
+    decoded. The events are those of the decoded text."""
+    decoded: list[bytes] = []
+    original = document_module._decode_utf8
+
+    def counting(data: bytes, content_type: str | None) -> tuple[str, bool]:
+        decoded.append(data)
+        return original(data, content_type)
+
+    monkeypatch.setattr(document_module, "_decode_utf8", counting)
+    page = Document(data, content_type=content_type).page
+    assert (data not in decoded) == (as_bytes and SAX_USED and reader.DEFAULT_READER == "kernel")
+    assert_same_events(page, read_page(_decode(data, content_type)))
 
 
 @needs_kernel
