@@ -115,14 +115,13 @@ def _utf8_reading(data: bytes, content_type: str | None) -> bool:
     """Whether :func:`_decode` reads ``data`` as ``data.decode("utf-8")`` when ``data`` is
     well-formed UTF-8 (the caller checks that), decided without decoding it: no byte order
     mark, and the encoding ``html_to_unicode`` chooses, in its order (the HTTP charset,
-    else the meta charset, else Scrapy's detection, which says UTF-8 for well-formed
-    UTF-8), is UTF-8 or a legacy charset (read as UTF-8 here). The compiled reader then
-    hands the bytes to the parser without the text ever being decoded."""
+    else the meta charset), is UTF-8 or a legacy charset (read as UTF-8 here). A page that
+    declares neither is decoded as before: what the detection would choose is its own
+    business. The compiled reader then hands the bytes to the parser without the text
+    ever being decoded."""
     if read_bom(data)[0] is not None:
         return False
-    encoding = http_content_type_encoding(content_type)
+    encoding = http_content_type_encoding(content_type) or html_body_declared_encoding(data)
     if encoding is None:
-        encoding = html_body_declared_encoding(data)
-    if encoding is None:
-        return True
+        return False
     return bool(_LEGACY_CHARSET.match(encoding)) or codecs.lookup(encoding).name == "utf-8"

@@ -722,7 +722,7 @@ def decodes_as_utf8(data: bytes) -> bool:
 #: A page with a title, as bytes that are read from their bytes (True) or decoded first.
 TITLED = "<html><head><title>T\u00edtulo</title></head><body><p>caf\u00e9 \ufffd</p>"
 TITLED_PAGES: list[tuple[bytes, str | None, bool]] = [
-    (TITLED.encode(), None, True),
+    (TITLED.encode(), None, False),  # no charset declared: the detection's, decoded
     (TITLED.encode(), "text/html; charset=utf-8", True),
     (TITLED.encode(), "text/html; charset=windows-1252", True),
     (TITLED.encode("latin-1", "replace"), "text/html; charset=windows-1252", False),
@@ -738,16 +738,17 @@ TITLED_PAGES: list[tuple[bytes, str | None, bool]] = [
     ("data", "content_type", "as_bytes"),
     TITLED_PAGES,
     ids=[
-        "utf-8 detected", "utf-8 declared", "utf-8 declared cp1252", "cp1252", "invalid utf-8",
+        "utf-8 undeclared", "utf-8 declared", "utf-8 declared cp1252", "cp1252", "invalid utf-8",
         "byte order mark", "nul", "unclosed title", "utf-8 declared koi8-r",
     ],
 )  # fmt: skip
 def test_most_pages_are_read_from_their_bytes(
     data: bytes, content_type: str | None, as_bytes: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Well-formed UTF-8 pages read as UTF-8 with a closed title go to the SAX reader as
-    their bytes, without being decoded; the others, and every page on the other paths, are
-    decoded. The events are those of the decoded text."""
+    """Well-formed UTF-8 pages declared UTF-8 (or a legacy charset) with a closed title go
+    to the SAX reader as their bytes, without being decoded; the others (a page that
+    declares no charset among them), and every page on the other paths, are decoded. The
+    events are those of the decoded text."""
     decoded: list[bytes] = []
     original = document_module._decode_utf8
 
