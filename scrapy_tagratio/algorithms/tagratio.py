@@ -446,7 +446,8 @@ def block_features(
     sums = density_sum(nodes, density)
     structures = find_structures(document).without_layout(nodes)
     named = named_comments(nodes, structures)
-    threads = structures.comment | nodes.with_descendants(named)
+    in_named = nodes.with_descendants(named)  # in an item named as a comment
+    threads = structures.comment | in_named
     owner = nodes.block
     length = nodes.block_chars
     link_length = nodes.block_link_chars
@@ -504,7 +505,6 @@ def block_features(
     lead = (blocks > headline) & (nodes.end[blocks] <= main) & (headline >= 0)
     lead &= prose & ~(under_tag[blocks] | under_hint[blocks])
     # The discussion of the headline's article: a named thread after the headline.
-    in_named = nodes.with_descendants(named)
     discussion = in_named[blocks] & (blocks > headline) & (headline >= 0)
     if headline >= 0 and in_named[headline]:  # the "headline" is a comment's heading
         discussion[:] = False
