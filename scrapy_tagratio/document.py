@@ -39,7 +39,14 @@ from .errors import ExtractionError
 from .events import EVENT_CLOSE, EVENT_OPEN, EVENT_TEXT, KEPT_ATTRIBUTES, PageEvents
 from .nodetable import NodeTable, _subtree_mask, _subtree_sum
 from .reader import active_kernel, parse_html, parser_input, read_page, read_utf8
-from .source import SourceView, normalise_text, source_view, span_run_lengths, strip_tags
+from .source import (
+    SourceView,
+    normalise_text,
+    source_view,
+    span_run_lengths,
+    strip_tags,
+    without_soft_hyphens,
+)
 
 # The names algorithms and users import from here, wherever they are defined now.
 __all__ = [
@@ -314,7 +321,8 @@ class Document:
         in document order; block elements start new lines; white space normalised.
 
         Only the text directly owned by a marked element is taken, so callers mark whole
-        subtrees (see :meth:`NodeTable.with_descendants`) when they mean them.
+        subtrees (see :meth:`NodeTable.with_descendants`) when they mean them. Soft hyphens
+        leave the words (:func:`~.source.without_soft_hyphens`).
         """
         walk = self._walk
         if not content.any():
@@ -330,14 +338,14 @@ class Document:
         kernel = active_kernel()
         if kernel is not None:
             text: str = kernel.text_lines(self.page.texts, piece)
-            return text
+            return without_soft_hyphens(text)
         breaks = np.flatnonzero(piece < 0)
         cuts = breaks[np.flatnonzero(np.diff(breaks // _CHUNK_EVENTS)) + 1]
         parts = []
         for pieces in np.split(piece, cuts):
             text = " ".join("".join(walk.pieces[pieces].tolist()).split())
             parts.append("\n".join(filter(None, map(str.strip, text.split(_BREAK)))))
-        return "\n".join(filter(None, parts))
+        return without_soft_hyphens("\n".join(filter(None, parts)))
 
     @cached_property
     def pieces_by_block(self) -> tuple[np.ndarray, list[str]]:

@@ -17,6 +17,7 @@ import numpy as np
 
 from .document import BLOCK_TAGS, Document
 from .reader import EVENT_OPEN, EVENT_TEXT
+from .source import without_soft_hyphens
 
 __all__ = ["markdown_of"]
 
@@ -176,7 +177,7 @@ class _Writer:
                 parts.append("\n" if item and previous_item else "\n\n")
             parts.append(text)
             previous_item = item
-        return "".join(parts)
+        return without_soft_hyphens("".join(parts))
 
 
 def markdown_of(document: Document, content: np.ndarray) -> str:

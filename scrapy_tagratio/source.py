@@ -17,7 +17,10 @@ import numpy as np
 from .cleaning import BLOCK_TAGS, VOID_TAGS, TagClasses, _block_content, _dropped
 from .events import _is_hidden
 
-__all__ = ["SourceView", "normalise_text", "source_view", "span_run_lengths", "strip_tags"]
+__all__ = [
+    "SourceView", "normalise_text", "source_view", "span_run_lengths", "strip_tags",
+    "without_soft_hyphens",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -272,9 +275,20 @@ _SPACES = re.compile(r"[^\S\n]+")
 _NEWLINES = re.compile(r" ?\n[\s]*")
 
 
+#: U+00AD, a hyphenation point (``&shy;``): shown only where a line breaks there, so it
+#: is no part of the text's words (German and Finnish pages put one in every long word).
+SOFT_HYPHEN = "\xad"
+
+
+def without_soft_hyphens(text: str) -> str:
+    """``text`` without :data:`SOFT_HYPHEN`: the words as a reader sees them."""
+    return text.replace(SOFT_HYPHEN, "") if SOFT_HYPHEN in text else text
+
+
 def normalise_text(text: str) -> str:
-    """Collapse white space: runs of spaces to one space, line breaks to one newline."""
-    text = _SPACES.sub(" ", text)
+    """Collapse white space: runs of spaces to one space, line breaks to one newline;
+    soft hyphens leave the words (:func:`without_soft_hyphens`)."""
+    text = _SPACES.sub(" ", without_soft_hyphens(text))
     return _NEWLINES.sub("\n", text).strip()
 
 

@@ -140,3 +140,20 @@ def test_empty_and_textless_pages_give_empty_results() -> None:
     for page in ("", "<html><body></body></html>", "<html><body><img src=x></body></html>"):
         for name in ALGORITHMS:
             assert extract(page, algorithm=name).text == "", (page, name)
+
+
+@pytest.mark.parametrize("name", sorted(ALGORITHMS))
+def test_soft_hyphens_leave_the_words(name: str) -> None:
+    """A soft hyphen (``&shy;``, U+00AD) marks where a word may break and is shown only
+    there: the text and the Markdown hold the words without it, whichever algorithm read
+    the page."""
+    word = "Mit&shy;tel&shy;al&shy;ter"
+    paragraph = (
+        f"<p>Schon im {word} war der Wein von den Hängen oberhalb der Stadt bekannt, und "
+        f"die Winzer verkauften ihn im {word} bis nach Augsburg und Nürnberg.</p>"
+    )
+    html = f"<html><body><article><h1>Der Wein</h1>{paragraph * 6}</article></body></html>"
+    found = extract(html, algorithm=name, with_markdown=True)
+    assert "Mittelalter" in found.text and "\xad" not in found.text
+    assert found.markdown is not None and "Mittelalter" in found.markdown
+    assert "\xad" not in found.markdown
