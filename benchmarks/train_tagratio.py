@@ -139,7 +139,7 @@ class PageBlocks:
     dataset: str  # the set whose gold labels it (its first labelling membership)
     sets: tuple[str, ...]
     features: np.ndarray  # float32, blocks x features
-    rules: BlockRules  # what the rules beside the model read (lead, discussion, body names)
+    rules: BlockRules  # what the rules beside the model read (lead, discussion, notes, body names)
     labels: np.ndarray  # int8: 1 content, 0 not, -1 unlabelled
     weights: np.ndarray  # float32, summing to 1 over labelled blocks
     texts: list[str]
@@ -550,6 +550,7 @@ def _fingerprint(pages: Sequence[PageBlocks]) -> str:
         digest.update(page.labels.tobytes())
         digest.update(page.rules.lead.tobytes())
         digest.update(page.rules.discussion.tobytes())
+        digest.update(page.rules.notes.tobytes())
         digest.update(page.rules.chars.tobytes())
         digest.update(page.rules.bodies.tobytes())
     return digest.hexdigest()

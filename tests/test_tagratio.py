@@ -650,3 +650,55 @@ def test_thousands_of_body_names_give_a_span_each() -> None:
     assert len(rules.bodies) == 3001
     probability = content_probability(load_model(MODEL_NAME), features, rules)
     assert probability.shape == (len(blocks),)
+
+
+def _notes_page(notes_class: str, wrapper: str = "div") -> str:
+    """An article whose reference list (citations, mostly linked, as Wikipedia's) sits
+    after the story in an element of ``notes_class`` inside a ``wrapper``."""
+    citations = "".join(
+        f"<li>^ <a href='https://journal.example/{i}'>Harbour, A.; Wall, B. (201{i}). "
+        f"\"Coastal defences of the North Sea, part {i}\"</a>. Journal of Ports. "
+        f"Retrieved 3 May 2020.</li>"
+        for i in range(6)
+    )
+    return (
+        "<html><head><title>Council repairs the wall</title></head><body>"
+        "<article><h1>Council repairs the wall</h1>"
+        f"<div class='story'>{STORY}</div>"
+        f"<{wrapper}><div class='{notes_class}'><ol>{citations}</ol></div></{wrapper}>"
+        "</article></body></html>"
+    )
+
+
+def _notes_rule(html: str) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """Per block: its text, its notes flag, the model's probability and the rules'."""
+    doc = Document.from_input(html)
+    blocks, features, _, rules = block_features(doc)
+    model = load_model(MODEL_NAME)
+    ruled = content_probability(model, features, rules)
+    return doc.block_texts(blocks), rules.notes, model.probability(features), ruled
+
+
+def test_the_articles_references_are_kept_by_rule() -> None:
+    """A list under an element named as the article's references (Wikipedia's ``reflist``,
+    a blog's ``footnotes``) after the headline is part of the article: its blocks are
+    flagged and get probability 1 where the model alone drops them, and they are in the
+    text; the story's own blocks are not flagged."""
+    for name in ("reflist", "mw-references-wrap", "entry-footnotes", "c-article-references"):
+        texts, notes, model, ruled = _notes_rule(_notes_page(name))
+        cited = np.array([t.startswith("^ Harbour") for t in texts])
+        assert (notes == cited).all() and cited.sum() == 6, name
+        assert (ruled[cited] == 1.0).all()
+    assert (model[cited] < 0.5).any()  # the model alone loses some of them
+    assert "Coastal defences of the North Sea, part 5" in extract(_notes_page("reflist")).text
+
+
+def test_only_the_articles_notes_are_named_so() -> None:
+    """A singular "reference" (Drupal's ``field--type-entity-reference``, a link field)
+    names no notes, and neither does a references list in page furniture (a ``nav``)."""
+    for html in (
+        _notes_page("field field--type-entity-reference"),
+        _notes_page("references", wrapper="nav"),
+    ):
+        _, notes, model, ruled = _notes_rule(html)
+        assert not notes.any() and (ruled == model).all()

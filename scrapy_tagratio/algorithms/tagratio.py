@@ -62,6 +62,15 @@ main container); as a rule (the model unchanged) they are kept on the pages wher
 occur and nowhere else, where a model refitted with them as a feature moved the other sets
 more than it gained (development notes, accuracy18).
 
+**The article's notes** are kept by a rule too: the blocks under an element its template
+names as the article's references, footnotes, endnotes or bibliography (:data:`NOTES_HINT`:
+Wikipedia's ``reflist``, a journal's ``c-article-references``, a blog's ``footnotes``),
+after the article's headline, outside page furniture and comment threads. Citations are
+lists of links, so the model reads them as a teaser list and drops them, yet every
+development set whose gold holds such a list counts it as the article's (readability-dev's
+Wikipedia pages, trafilatura-eval's snippets; none counts it as boilerplate), as the peers
+do.
+
 **The article's end** is a rule as well: many templates name the element that holds
 the article's body (``class="entry-content"``, ``itemprop="articleBody"``,
 ``article__body``...: :data:`BODY_HINT`, the vocabulary trafilatura's ``BODY_XPATH`` looks
@@ -190,6 +199,12 @@ HEADLINE_CANDIDATES = 8
 #: so named counts as a comment of a thread even where the structure test misses it
 #: (a thread whose items have no meta block, or whose replies nest the bodies).
 COMMENT_HINT = re.compile(r"\b(?:comment|repl(?:y|ies)\b|disqus)")
+#: Class/id words that name the article's notes: its references, footnotes, endnotes or
+#: bibliography (Wikipedia's ``reflist``, a blog's ``footnotes``), read after "-" and "_"
+#: become spaces. Template vocabulary, English whatever the page's language.
+#: Plural words only: a singular "reference" is a CMS's link field (Drupal's
+#: ``field--type-entity-reference``), a singular "footnote" a credit line.
+NOTES_HINT = re.compile(r"\b(?:references|reflist|footnotes|endnotes|bibliography)\b")
 
 
 #: Every name of :data:`BODY_HINT` holds one of these: a hint without them is not read
@@ -332,6 +347,14 @@ def _names_comment(hint: str) -> bool:
     )
 
 
+def _names_notes(hint: str) -> bool:
+    """The hint names the article's notes (:data:`NOTES_HINT`); as :func:`_names_comment`,
+    a substring every match holds is tested first."""
+    return ("ref" in hint or "note" in hint or "biblio" in hint) and (
+        NOTES_HINT.search(hint.replace("-", " ").replace("_", " ")) is not None
+    )
+
+
 def sections_parent(nodes: NodeTable, sums: np.ndarray, main: int, excluded: np.ndarray) -> int:
     """The parent of ``main`` when ``main`` is one section of a text split into sibling
     sections of its tag (documentation chapters, long reads, a blog's posts): CETD's
@@ -405,6 +428,9 @@ class BlockRules:
     lead: np.ndarray
     #: The discussion after the article's headline: dropped whatever the model says.
     discussion: np.ndarray
+    #: The article's notes (references, footnotes) after its headline: kept whatever the
+    #: model says.
+    notes: np.ndarray
     #: The block's characters (the weights of :data:`BODY_SHARE`).
     chars: np.ndarray
     #: The elements naming the article's body, as spans of blocks (:func:`body_spans`).
@@ -435,8 +461,8 @@ def block_features(
     block-level elements that own text, in document order), a ``len(blocks) x
     len(FEATURES)`` array whose columns are :data:`FEATURES` (float32), each node's block
     (:attr:`NodeTable.block`), and what the rules of the module's description read
-    (:class:`BlockRules`: the article's lead, the discussion after its headline, the
-    body's names).
+    (:class:`BlockRules`: the article's lead, the discussion after its headline, its
+    notes, the body's names).
     """
     nodes = document.nodes
     n = len(nodes)
@@ -550,7 +576,13 @@ def block_features(
     features = np.empty((len(blocks), len(FEATURES)), dtype=np.float32)
     for column, values in zip(features.T, columns(), strict=True):
         column[:] = values
-    rules = BlockRules(lead, discussion, length[blocks], body_spans(nodes, blocks, text_path))
+    # The article's notes: blocks under an element its template names as references or
+    # footnotes, outside page furniture and threads, after the headline where there is one.
+    notes = nodes.with_descendants(hint_flags(nodes, text_path, _names_notes))[blocks]
+    notes &= ~(under_tag[blocks] | under_hint[blocks] | in_thread) & (blocks > headline)
+    rules = BlockRules(
+        lead, discussion, notes, length[blocks], body_spans(nodes, blocks, text_path)
+    )
     return blocks, features, owner, rules
 
 
@@ -561,11 +593,13 @@ def content_probability(model: BoostedTrees, features: np.ndarray, rules: BlockR
     """Per block (a row of :func:`block_features` and its :class:`BlockRules`), the
     probability that it is main content: the model's, 0 for a comment thread beside an
     article and for the discussion after the article's headline, 1 for the article's
-    lead, then 0 after the article's body's end (the rules of the module's description)."""
+    lead and notes, then 0 after the article's body's end (the rules of the module's
+    description)."""
     probability = model.probability(features)
     probability[features[:, _BESIDE_ARTICLE] > 0] = 0.0
     probability[rules.discussion] = 0.0
     probability[rules.lead] = 1.0
+    probability[rules.notes] = 1.0
     end = rules.body_end(probability)
     if end is not None:
         probability[end + 1 :] = 0.0
