@@ -376,15 +376,16 @@ class _PageArrays:
     links: np.ndarray  # per block of ``blocks``: its link text
     long_text: np.ndarray  # per block of ``blocks``: it is a long paragraph
     link_nodes: np.ndarray  # indices of the ``<a>`` elements, document order
-    links_before: np.ndarray  # per node and one past the end: ``<a>`` elements before it
     headings: np.ndarray  # indices of the ``<h1>``-``<h6>`` elements, document order
     h1: np.ndarray  # indices of the ``<h1>`` elements, document order
     end: np.ndarray  # the node table's subtree ends
 
     def holds_link(self, nodes: np.ndarray) -> np.ndarray:
-        """Per node of ``nodes``: its subtree ``[i, end[i])`` holds an ``<a>``."""
-        before = self.links_before
-        return before[self.end[nodes]] > before[nodes]
+        """Per node of ``nodes``: its subtree ``[i, end[i])`` holds an ``<a>`` (fewer links
+        lie before its end than before it: two binary searches over the links, no count per
+        node of the page)."""
+        links = self.link_nodes
+        return np.searchsorted(links, self.end[nodes]) > np.searchsorted(links, nodes)
 
     @classmethod
     def of(cls, nodes: NodeTable, scale: float) -> _PageArrays:
@@ -398,20 +399,15 @@ class _PageArrays:
             if name in names:
                 kinds[names[name]] = kind
         kind = kinds[codes]
-        h1 = (kind == 3).nonzero()[0]
-        is_link = kind == 1
-        links_before = np.zeros(len(kind) + 1, dtype=np.int64)
-        np.cumsum(is_link, out=links_before[1:])
         return cls(
             scale=scale,
             blocks=blocks,
             text=text,
             links=link_chars * scale,
             long_text=text >= LONG_PARAGRAPH,
-            link_nodes=is_link.nonzero()[0],
-            links_before=links_before,
+            link_nodes=(kind == 1).nonzero()[0],
             headings=(kind >= 2).nonzero()[0],
-            h1=h1,
+            h1=(kind == 3).nonzero()[0],
             end=nodes.end,
         )
 
@@ -435,7 +431,7 @@ def teaser_evidence(
     ``<h1>`` when the ``<title>`` repeats it) is the page's story, no teaser and no list
     item. Per-item tests run on the items' indices and per-block tests on the blocks'
     (``page``); the teasers' and comments' nodes are those find_structures marked, the
-    lists' are read off their items' subtree ranges (:class:`_Ranges`).
+    lists' are their items' subtrees.
     """
     nodes = document.nodes
     scale = page.scale
@@ -470,7 +466,7 @@ def teaser_evidence(
     )[blocks]
     commented = found.comment_items[items]
     has_comments = np.count_nonzero(commented) > 0  # most pages have none: their figures are 0
-    inside = teaser[blocks] | listed.covers(blocks)
+    inside = (teaser | listed)[blocks]
     outside = ~(inside | found.comment[blocks]) if has_comments else ~inside
     long_text = page.long_text & outside
     return TeaserEvidence(
@@ -489,37 +485,8 @@ def teaser_evidence(
         main_prose=int(np.count_nonzero((main_text * scale >= LONG_PARAGRAPH) & outside)),
         free_prose=float(np.add.reduce(page.text[long_text])),
         list_items=list_items,
-        list_share=listed.chars(nodes) / total if total else 0.0,
+        list_share=float(np.dot(own_chars, listed)) / total if total else 0.0,
     )
-
-
-@dataclass(frozen=True, eq=False)
-class _Ranges:
-    """The nodes inside some of a page's items (the list items of :func:`_lists`): the
-    outermost items' subtree ranges ``[starts[k], ends[k])``, disjoint and in document
-    order (subtrees are nested or disjoint, so an item inside another adds nothing)."""
-
-    starts: np.ndarray
-    ends: np.ndarray
-
-    @classmethod
-    def of(cls, nodes: NodeTable, items: np.ndarray) -> _Ranges:
-        """The ranges of ``items`` (node indices in document order)."""
-        if items.size > 1:
-            reach = np.maximum.accumulate(nodes.end[items])
-            items = items[np.concatenate(([True], items[1:] >= reach[:-1]))]
-        return cls(items, nodes.end[items])
-
-    def covers(self, points: np.ndarray) -> np.ndarray:
-        """Per node of ``points``: it lies inside one of the ranges."""
-        if not self.starts.size:
-            return np.zeros(points.shape, dtype=bool)
-        k = np.searchsorted(self.starts, points, "right") - 1
-        return (k >= 0) & (self.ends[np.maximum(k, 0)] > points)
-
-    def chars(self, nodes: NodeTable) -> float:
-        """The text inside the ranges (their subtree totals)."""
-        return float(np.add.reduce(nodes.chars[self.starts]))
 
 
 def _mask(nodes: NodeTable, items: np.ndarray) -> np.ndarray:
@@ -543,8 +510,8 @@ def _lists(
     page: _PageArrays,
     items: np.ndarray,
     own_headline: int = -1,
-) -> tuple[int, _Ranges]:
-    """The size of the largest list and the ranges of its nodes: groups of at least
+) -> tuple[int, np.ndarray]:
+    """The size of the largest list and its nodes (a boolean per node): groups of at least
     :data:`LIST_ITEMS` repeated siblings (``items``, every item of ``found``) that nearly
     all hold a link, no comment thread, whose items hold :data:`LIST_ITEM_CHARS` to
     :data:`LIST_ITEM_MAX_CHARS` on average. Products, forum topics and search results are
@@ -554,7 +521,7 @@ def _lists(
     number = found.group[items]
     size = np.bincount(number).astype(np.float64)
     if not size.size or np.maximum.reduce(size) < LIST_ITEMS:
-        return 0, _Ranges.of(nodes, items[:0])
+        return 0, np.zeros(len(nodes), dtype=bool)
     linked = page.holds_link(items)
     with_link = np.bincount(number, weights=linked, minlength=size.size)
     chars = np.bincount(number, weights=nodes.chars[items], minlength=size.size) * page.scale
@@ -564,10 +531,10 @@ def _lists(
         is_list &= np.bincount(number, weights=commented, minlength=size.size) == 0
     is_list &= (chars >= LIST_ITEM_CHARS * size) & (chars <= LIST_ITEM_MAX_CHARS * size)
     if not np.count_nonzero(is_list):
-        return 0, _Ranges.of(nodes, items[:0])
+        return 0, np.zeros(len(nodes), dtype=bool)
     inside = items[is_list[number]]
     inside = _off_path(nodes, inside, own_headline)
-    return int(np.maximum.reduce(size[is_list])), _Ranges.of(nodes, inside)
+    return int(np.maximum.reduce(size[is_list])), nodes.with_descendants(_mask(nodes, inside))
 
 
 def _prose(nodes: NodeTable, page: _PageArrays) -> tuple[int, float, float]:
