@@ -436,7 +436,7 @@ def teaser_evidence(
     nodes = document.nodes
     scale = page.scale
     found = find_structures(document)
-    items = (found.group >= 0).nonzero()[0]
+    items = found.items
     # A teaser is short: an item holding a whole story and its comments is no teaser.
     candidates = items[found.teaser_items[items]]
     teaser_items = _off_path(

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -120,11 +121,19 @@ class Structures:
         """Boolean per node: it is an item of some repeated structure."""
         return self.group >= 0
 
+    @cached_property
+    def items(self) -> np.ndarray:
+        """The items of every repeated structure (node indices, document order), found once
+        per page: the default algorithm's layout test and the overview detector read them."""
+        items = np.flatnonzero(self.group >= 0)
+        items.setflags(write=False)
+        return items
+
     def without_layout(self, nodes: NodeTable) -> Structures:
         """These structures less the groups that are the page's layout: a group one of
         whose items holds more than :data:`LAYOUT_SHARE` of the page's text (``nodes``,
         the page's node table) is no thread or teaser list. ``self`` when there is none."""
-        items = np.flatnonzero(self.group >= 0)
+        items = self.items
         large = items[nodes.chars[items] > LAYOUT_SHARE * float(nodes.chars[0])]
         if not large.size:
             return self
