@@ -136,7 +136,6 @@ _PAGINATED_PATH = re.compile(r"(?:^|/)page/\d+|/p\d+$|index\d+\.html?$|list_\d+_
 _INDEX_FILE = re.compile(r"(?:index|default|home)\.\w+", re.I)
 _LONG_NUMBER = re.compile(r"\d{5,}")
 _DATE_PATH = re.compile(r"/(?:19|20)\d\d/\d{1,2}/")
-_SLUG_SEPARATOR = re.compile(r"[-_]")
 
 
 def text_scale(document: Document, text: str) -> float:
@@ -177,7 +176,7 @@ def url_shape(url: str | None) -> str:
         key.lower() in _PAGE_KEYS and value.isdigit() and len(value) <= 3 for key, value in query
     ):
         return "listing"
-    slug = max((len(_SLUG_SEPARATOR.findall(s)) for s in segments), default=0)
+    slug = max((s.count("-") + s.count("_") for s in segments), default=0)  # slug words - 1
     if (
         _LONG_NUMBER.search(parts.path + parts.query)
         or slug >= 3
@@ -464,8 +463,8 @@ def teaser_evidence(
     main_text = np.bincount(
         nodes.block, weights=(own_chars - nodes.own_link_chars) * content, minlength=len(nodes)
     )[blocks]
-    commented = found.comment_items[items]
-    has_comments = np.count_nonzero(commented) > 0  # most pages have none: their figures are 0
+    comment_items = int(np.count_nonzero(found.comment_items[items]))
+    has_comments = comment_items > 0  # most pages have none: their figures are 0
     inside = (teaser | listed)[blocks]
     outside = ~(inside | found.comment[blocks]) if has_comments else ~inside
     long_text = page.long_text & outside
@@ -475,7 +474,7 @@ def teaser_evidence(
         largest_teaser_group=int(np.maximum.reduce(np.bincount(groups))) if groups.size else 0,
         heading_links=int(np.count_nonzero(page.holds_link(headings))),
         teaser_share=float(np.dot(own_chars, teaser)) / total if total else 0.0,
-        comment_items=int(np.count_nonzero(commented)),
+        comment_items=comment_items,
         comment_share=float(np.dot(own_chars, found.comment)) / total
         if total and has_comments
         else 0.0,
@@ -542,7 +541,7 @@ def _prose(nodes: NodeTable, page: _PageArrays) -> tuple[int, float, float]:
     largest set of long paragraphs under one parent (scaled characters)."""
     block_text, block_links = page.text, page.links
     breaks = block_links > block_text
-    run = np.cumsum(breaks)
+    run = breaks.astype(np.intp).cumsum()  # faster than cumsum's cast of the booleans
     run_text = np.bincount(run, weights=np.where(breaks, 0.0, block_text))
     run_long = np.bincount(run, weights=~breaks & page.long_text)
     total = float(np.add.reduce(block_text) + np.add.reduce(block_links))
