@@ -4,8 +4,10 @@
     python -m benchmarks.speed tagratio cetr:clustering=threshold --no-memory
 
 Per page of a benchmark set (default trafilatura-eval, sorted ids), every method runs once,
-interleaved: the order of the methods rotates from page to page, so drift of a shared machine
-(other processes, CPU frequency) falls on all methods alike. Methods:
+interleaved: the order of the methods is shuffled from page to page (a fixed seed), so drift
+of a shared machine (other processes, CPU frequency) falls on all methods alike, and no
+method always runs after the same one (what a call costs depends on the heap its predecessor
+leaves: a page-sized string is cheap in memory the previous method just freed). Methods:
 
 * ``lxml-parse``: ``etree.fromstring(page_bytes, etree.HTMLParser())``, the floor of any DOM
   method;
@@ -35,6 +37,7 @@ import argparse
 import gc
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -152,14 +155,14 @@ def _methods(specs: Sequence[str], with_tree: bool) -> dict[str, Method]:
 def measure(
     pages: Sequence[_data.Page], methods: dict[str, Method], clock: Callable[[], float]
 ) -> dict[str, Timings]:
-    """Run every method on every page, order rotated per page; seconds per method by
-    ``clock`` (see :data:`CLOCKS`)."""
+    """Run every method on every page, in an order shuffled per page (seed 0, so runs
+    compare); seconds per method by ``clock`` (see :data:`CLOCKS`)."""
     names = list(methods)
     timings = {name: Timings() for name in names}
+    shuffle = random.Random(0).sample
     for index, page in enumerate(pages):
         tree = _scrapy_tree(page.html)
-        shift = index % len(names)
-        for name in names[shift:] + names[:shift]:
+        for name in shuffle(names, len(names)):
             start = clock()
             try:
                 methods[name](page.html, tree, page.url)
