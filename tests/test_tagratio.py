@@ -16,7 +16,6 @@ from scrapy_tagratio.algorithms.tagratio import (
     TagRatio,
     block_features,
     content_probability,
-    furniture_hints,
     hint_flags,
     main_container,
     named_comments,
@@ -362,7 +361,7 @@ def test_a_text_split_into_sections_is_one_main_container() -> None:
     assert nodes.hint[densest].split() == ["section"]
     page = int(nodes.parent[densest])
     assert nodes.hint[page].split() == ["page"]
-    assert sections_parent(doc, sums, densest, none) == page
+    assert sections_parent(nodes, sums, densest, none) == page
     blocks, features, _, _ = block_features(doc)
     paragraphs = np.array([t.startswith("Paragraph") for t in doc.block_texts(blocks)])
     assert paragraphs.sum() == 10
@@ -374,42 +373,7 @@ def test_a_text_split_into_sections_is_one_main_container() -> None:
         doc, sums, _, densest = _densest(html)
         nodes = doc.nodes
         assert nodes.hint[densest].split() == ["section"]
-        assert sections_parent(doc, sums, densest, np.zeros(len(nodes), dtype=bool)) == densest
-
-
-def _slugged_sections(headings: tuple[str, ...]) -> str:
-    """A documentation page as Sphinx writes it: each section a ``div.section`` whose id is
-    its heading's words joined by "-", four paragraphs of :data:`STORY` each."""
-    body = "</p>".join(STORY.split("</p>")[:4]) + "</p>"
-    parts = "".join(
-        f"<div class='section' id='{'-'.join(h.lower().split())}'><h2>{h}</h2>{body}</div>"
-        for h in headings
-    )
-    return f"<html><body><div id='page'>{parts}</div></body></html>"
-
-
-def test_a_sections_id_slugged_from_its_heading_names_no_furniture() -> None:
-    """An id that spells the section's heading (four words or more) is the heading's slug:
-    "sharing" or "related" in it names no share bar or related links, so the sections stay
-    one text, inside the main container and under no furniture hint; a two-word heading
-    ("Related posts") named so is the furniture's own."""
-    headings = ("Getting started with the harbour", "Sharing with a single developer",
-                "Related work on sea walls")  # fmt: skip
-    doc = Document.from_input(_slugged_sections(headings))
-    blocks, features, _, _ = block_features(doc)
-    paragraphs = np.array([t.startswith("Paragraph") for t in doc.block_texts(blocks)])
-    assert paragraphs.sum() == 12
-    assert (features[paragraphs, FEATURES.index("inside_main")] > 0).all()
-    assert not (features[:, FEATURES.index("under_furniture_hint")] > 0).any()
-    sections = np.flatnonzero(np.array([h.startswith("section ") for h in doc.nodes.hint]))
-    assert not furniture_hints(doc, np.ones(len(doc.nodes), dtype=bool))[sections].any()
-
-    doc = Document.from_input(_slugged_sections((headings[0], "Related posts")))
-    sections = np.flatnonzero(np.array([h.startswith("section ") for h in doc.nodes.hint]))
-    assert furniture_hints(doc, np.ones(len(doc.nodes), dtype=bool))[sections].tolist() == [
-        False,
-        True,
-    ]
+        assert sections_parent(nodes, sums, densest, np.zeros(len(nodes), dtype=bool)) == densest
 
 
 def test_the_list_holding_a_teaser_list_is_not_the_main_container() -> None:

@@ -125,7 +125,6 @@ __all__ = [
     "TagRatio",
     "block_features",
     "content_probability",
-    "furniture_hints",
     "headline_block",
     "hint_flags",
     "main_container",
@@ -348,43 +347,6 @@ def _names_comment(hint: str) -> bool:
     )
 
 
-#: A class or id of at least this many words that spells its element's heading is that
-#: heading's slug, not a template's name: Sphinx, MkDocs, Hugo and GitHub give a section or
-#: a heading an id made of its words (``sharing-with-a-single-developer``), and a word of
-#: it ("sharing", "related", "comments") names no page furniture there. Design constant:
-#: no template name of four words or more spells its element's heading on the development
-#: sets, and two- and three-word headings ("Related posts", "Leave a comment") are the
-#: furniture's own.
-SLUG_WORDS = 4
-
-
-def furniture_hints(document: Document, where: np.ndarray) -> np.ndarray:
-    """:func:`hint_flags` of the nodes ``where`` marks (hints naming page furniture), less
-    the elements that name it only through the slug of their heading
-    (:data:`SLUG_WORDS`): the element is a heading or its first text block is one, and
-    its hint without the heading's words joined by "-" or "_" names no furniture."""
-    nodes = document.nodes
-    flags = hint_flags(nodes, where=where)
-    flagged = np.flatnonzero(flags)
-    blocks = np.flatnonzero(nodes.block_chars > 0)
-    if not flagged.size or not blocks.size:
-        return flags
-    at = np.searchsorted(blocks, flagged)
-    first = blocks[np.minimum(at, len(blocks) - 1)]
-    headed = (at < len(blocks)) & (first < nodes.end[flagged])
-    headed &= nodes.tag_mask(HEADING_TAGS)[first]
-    texts = document.few_block_texts(first[headed])
-    for node, text in zip(flagged[headed].tolist(), texts, strict=True):
-        words = title_words(text)
-        if len(words) < SLUG_WORDS:
-            continue
-        hint = nodes.hint[node]
-        for slug in ("-".join(words), "_".join(words)):
-            if slug in hint and not _names_boilerplate(hint.replace(slug, " ")):
-                flags[node] = False
-    return flags
-
-
 def _names_notes(hint: str) -> bool:
     """The hint names the article's notes (:data:`NOTES_HINT`); as :func:`_names_comment`,
     a substring every match holds is tested first."""
@@ -393,15 +355,14 @@ def _names_notes(hint: str) -> bool:
     )
 
 
-def sections_parent(document: Document, sums: np.ndarray, main: int, excluded: np.ndarray) -> int:
+def sections_parent(nodes: NodeTable, sums: np.ndarray, main: int, excluded: np.ndarray) -> int:
     """The parent of ``main`` when ``main`` is one section of a text split into sibling
     sections of its tag (documentation chapters, long reads, a blog's posts): CETD's
     main container is the single densest node, so the article's other sections lay
     outside it and after its end. A sibling counts when it has ``main``'s tag, at
     least :data:`SECTION_SHARE` of its DensitySum (Definition 3), is not ``excluded``
     (comment threads, teaser lists) and has no hint naming page furniture (a sidebar
-    column beside the article: :func:`furniture_hints`); ``main`` itself otherwise."""
-    nodes = document.nodes
+    column beside the article); ``main`` itself otherwise."""
     parent = int(nodes.parent[main])
     if parent < 0:
         return main
@@ -409,7 +370,7 @@ def sections_parent(document: Document, sums: np.ndarray, main: int, excluded: n
     siblings = (nodes.parent == parent) & (codes == codes[main]) & ~excluded
     siblings[main] = False
     siblings &= sums >= SECTION_SHARE * sums[main]
-    siblings &= ~furniture_hints(document, siblings)
+    siblings &= ~hint_flags(nodes, where=siblings)
     return parent if siblings.any() and sums[main] > 0 else main
 
 
@@ -535,7 +496,7 @@ def block_features(
         main_path = nodes.ancestors_or_self(main)
         under_tag = nodes.with_descendants(nodes.tag_mask(BOILERPLATE_TAGS) & ~main_path)
         on_text_path = text_path & ~main_path
-        return under_tag, nodes.with_descendants(furniture_hints(document, on_text_path))
+        return under_tag, nodes.with_descendants(hint_flags(nodes, where=on_text_path))
 
     def article_beside(under_tag: np.ndarray, under_hint: np.ndarray) -> bool:
         """The page holds :data:`ARTICLE_PROSE_CHARS` of article prose outside page
@@ -561,7 +522,7 @@ def block_features(
         if beside != main:
             main = beside
             under_tag, under_hint = furniture_around(main)
-    sections = sections_parent(document, sums, main, threads | structures.teaser)
+    sections = sections_parent(nodes, sums, main, threads | structures.teaser)
     if sections != main:
         main = sections
         under_tag, under_hint = furniture_around(main)
