@@ -18,8 +18,8 @@ page's set:
   left unlabelled whatever its set's gold says: the default drops such threads by rule
   (``scrapy_tagratio.algorithms.tagratio``), so the model never decides them and learns
   nothing from them (the sets' gold disagrees on them);
-* the article's lead and notes, the discussion after its headline and the blocks after the
-  article's body (``block_features``'
+* the article's lead and notes, the discussion after its headline, the blocks after the
+  article's body and the data tables (``block_features``'
   :class:`~scrapy_tagratio.algorithms.tagratio.BlockRules`) keep their labels: the rules
   that keep or drop them do not change what the model learns, and :func:`predict` applies
   them as the extractor does, so the validation scores the extractor's choice.
@@ -139,7 +139,7 @@ class PageBlocks:
     dataset: str  # the set whose gold labels it (its first labelling membership)
     sets: tuple[str, ...]
     features: np.ndarray  # float32, blocks x features
-    rules: BlockRules  # what the rules beside the model read (lead, discussion, notes, body names)
+    rules: BlockRules  # what the rules beside the model read (lead, notes, body names...)
     labels: np.ndarray  # int8: 1 content, 0 not, -1 unlabelled
     weights: np.ndarray  # float32, summing to 1 over labelled blocks
     texts: list[str]
@@ -553,6 +553,7 @@ def _fingerprint(pages: Sequence[PageBlocks]) -> str:
         digest.update(page.rules.notes.tobytes())
         digest.update(page.rules.chars.tobytes())
         digest.update(page.rules.bodies.tobytes())
+        digest.update(page.rules.tables.tobytes())
     return digest.hexdigest()
 
 

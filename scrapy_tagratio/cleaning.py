@@ -14,12 +14,19 @@ start tags of the source (:mod:`.source`).
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .reader import active_kernel
 
-__all__ = ["BLOCK_TAGS", "LINK_TAGS", "SKIPPED_TAGS", "VOID_TAGS", "TagClasses", "name_codes"]
+if TYPE_CHECKING:
+    from .nodetable import NodeTable
+
+__all__ = [
+    "BLOCK_TAGS", "CELL_TAGS", "LINK_TAGS", "SKIPPED_TAGS", "VOID_TAGS", "TagClasses",
+    "data_tables", "name_codes",
+]  # fmt: skip
 
 #: Elements whose subtree is never content (cleaning before any count).
 SKIPPED_TAGS = frozenset(
@@ -107,3 +114,30 @@ def _dropped(
 def _block_content(tags: TagClasses) -> np.ndarray:
     """Boolean per element: one of the tags whose presence marks a noscript as content."""
     return tags.mask(_BLOCK_CONTENT_TAGS)
+
+
+#: Table cells.
+CELL_TAGS = frozenset({"td", "th"})
+#: A table holding one of these lays the page out rather than holding data.
+_LAYOUT_SIGNS = (
+    "table", "ul", "ol", "blockquote", "pre", "article", "section",
+    "h1", "h2", "h3", "h4", "h5", "h6",
+)  # fmt: skip
+
+
+def data_tables(nodes: NodeTable) -> np.ndarray:
+    """Boolean per node of the node table: a table that holds data, rows of cells, rather
+    than laying the page out. It has at least two rows, more cells than rows, and no
+    headings, lists, code, quotations, sections or other tables inside (a page laid out
+    in a table holds those in its cells)."""
+    tables = nodes.tag_mask(("table",))
+    if not tables.any():
+        return tables
+
+    def inside(names: Collection[str]) -> np.ndarray:
+        """Per node, how many of its descendants are ``names`` elements."""
+        prefix = np.concatenate(([0], np.cumsum(nodes.tag_mask(names))))
+        return prefix[nodes.end] - prefix[1:]
+
+    rows = inside(("tr",))
+    return tables & (inside(_LAYOUT_SIGNS) == 0) & (rows >= 2) & (inside(CELL_TAGS) > rows)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .cleaning import CELL_TAGS, data_tables
 from .document import BLOCK_TAGS, Document
 from .reader import EVENT_OPEN, EVENT_TEXT
 from .source import without_soft_hyphens
@@ -23,9 +24,6 @@ __all__ = ["markdown_of"]
 
 _HEADINGS = {f"h{level}": level for level in range(1, 7)}
 _EMPHASIS = {"em": "*", "i": "*", "strong": "**", "b": "**", "code": "`", "kbd": "`"}
-_CELLS = frozenset({"td", "th"})
-#: A table holding one of these lays the page out: its cells are read as blocks.
-_LAYOUT_SIGNS = ("table", "ul", "ol", "blockquote", "pre", "article", "section", *_HEADINGS)
 
 
 @dataclass
@@ -138,7 +136,7 @@ class _Writer:
         elif self.tables == 1 and tag == "tr":
             self.rows.append([])
             self._take_inline()
-        elif self.tables == 1 and tag in _CELLS:
+        elif self.tables == 1 and tag in CELL_TAGS:
             self._take_inline()
         elif tag in BLOCK_TAGS:
             self.inline.append(" ")
@@ -148,7 +146,7 @@ class _Writer:
             self.tables -= 1
             if not self.tables:
                 self._write_table()
-        elif self.tables == 1 and tag in _CELLS:
+        elif self.tables == 1 and tag in CELL_TAGS:
             if not self.rows:
                 self.rows.append([])
             cell = " ".join(self._take_inline().split()).replace("|", "\\|")
@@ -188,7 +186,7 @@ def markdown_of(document: Document, content: np.ndarray) -> str:
     nodes = document.nodes
     tags = nodes.tag
     # Empty cells of kept rows hold no content but keep the columns in line.
-    cells = np.fromiter(map(_CELLS.__contains__, tags), bool, len(tags)) & (nodes.chars == 0)
+    cells = np.fromiter(map(CELL_TAGS.__contains__, tags), bool, len(tags)) & (nodes.chars == 0)
     content = content | (cells & nodes.with_ancestors(content)[np.maximum(nodes.parent, 0)])
     layout = _layout_tables(document)
     writer = _Writer()
@@ -202,23 +200,9 @@ def markdown_of(document: Document, content: np.ndarray) -> str:
 
 
 def _layout_tables(document: Document) -> np.ndarray:
-    """Per node: a table that lays the page out rather than holding data (it holds
-    headings, lists, code or other tables, or has fewer than two rows or one cell a row),
-    outside any data table. Its rows and cells are read as blocks."""
+    """Per node: a table that lays the page out rather than holding data
+    (:func:`~.cleaning.data_tables`), outside any data table. Its rows and cells are read
+    as blocks."""
     nodes = document.nodes
-    tags = np.array(nodes.tag, dtype=object)
-    positions = np.arange(len(tags))
-
-    def inside(flags: np.ndarray) -> np.ndarray:
-        prefix = np.concatenate(([0], np.cumsum(flags)))
-        return prefix[nodes.end] - prefix[positions + 1]
-
-    tables = tags == "table"
-    rows = inside(tags == "tr")
-    data = (
-        tables
-        & (inside(np.isin(tags, _LAYOUT_SIGNS)) == 0)
-        & (rows >= 2)
-        & (inside(np.isin(tags, tuple(_CELLS))) > rows)
-    )
-    return tables & ~data & (nodes.nearest_ancestor(data) < 0)
+    data = data_tables(nodes)
+    return nodes.tag_mask(("table",)) & ~data & (nodes.nearest_ancestor(data) < 0)

@@ -20,6 +20,7 @@ from scrapy_tagratio.algorithms.tagratio import (
     main_container,
     named_comments,
     sections_parent,
+    table_spans,
 )
 from scrapy_tagratio.algorithms.trees import MODEL_VERSION, load_model
 from scrapy_tagratio.document import Document
@@ -702,3 +703,54 @@ def test_only_the_articles_notes_are_named_so() -> None:
     ):
         _, notes, model, ruled = _notes_rule(html)
         assert not notes.any() and (ruled == model).all()
+
+
+FILMS = "".join(
+    f"<tr><th><a href='/wiki/film-{i}'>Film number {i}</a></th><td>19{60 + i}</td>"
+    f"<td>A man relives the same day of the harbour festival, part {i}, until he learns "
+    f"to repair the wall the storm broke.</td></tr>"
+    for i in range(8)
+)
+
+
+def _table_page(table: str) -> str:
+    """An article whose body holds a data table after its paragraphs."""
+    return (
+        "<html><head><title>Time loops</title></head><body><article><h1>Time loops</h1>"
+        f"<div class='story'>{STORY}{table}</div></article></body></html>"
+    )
+
+
+def test_a_data_table_is_decided_whole() -> None:
+    """The model keeps a film table's long description cells and not the short title and
+    year cells beside them; the rule gives every block of the table the probability of its
+    most probable block, so the whole table is in the text, and the story's blocks keep
+    the model's probabilities."""
+    html = _table_page(f"<table><tr><th>Title</th><th>Year</th><th>Plot</th></tr>{FILMS}</table>")
+    doc = Document.from_input(html)
+    blocks, features, _, rules = block_features(doc)
+    model = load_model(MODEL_NAME)
+    alone, ruled = model.probability(features), content_probability(model, features, rules)
+    cells = np.isin(np.asarray(doc.nodes.tag)[blocks], ("td", "th"))
+    assert cells.sum() == 27 and rules.tables.tolist() == [[int(cells.argmax()), len(blocks)]]
+    assert (alone[cells] < model.cut).any() and (alone[cells] >= model.cut).any()
+    assert (ruled[cells] == alone[cells].max()).all()
+    assert (ruled[~cells] == alone[~cells]).all()
+    text = extract(html).text
+    assert "Film number 7" in text and "1967" in text
+
+
+def test_table_spans_are_the_data_tables() -> None:
+    """A table that lays the page out (its cells hold headings and lists, or another
+    table) gives no span; the data table inside one does."""
+    inner = "<table><tr><td>a</td><td>b</td></tr><tr><td>c</td><td>d</td></tr></table>"
+    html = (
+        "<html><body><table><tr><td><h2>Layout</h2><ul><li>menu</li></ul></td></tr></table>"
+        f"<table><tr><td>x</td><td>{inner}</td></tr><tr><td>y</td><td>z</td></tr></table>"
+        "</body></html>"
+    )
+    doc = Document.from_input(html)
+    blocks = np.flatnonzero(doc.nodes.block_chars > 0)
+    texts = doc.block_texts(blocks)
+    spans = table_spans(doc.nodes, blocks).tolist()
+    assert [texts[first:stop] for first, stop in spans] == [["a", "b", "c", "d"]]

@@ -82,6 +82,13 @@ missed, author boxes, related stories, the site's footer) are dropped
 teaser of a rail holds little of the kept text, and elements of one name that hold the
 comments too (``entry-content`` on the post and on each comment) end after them.
 
+**A data table is decided whole** (rows of cells, not a table that lays the page out:
+:func:`~scrapy_tagratio.cleaning.data_tables`): each of its blocks gets the probability of
+its most probable block, so a table the model keeps in part (its longer cells, not the
+short ones beside them) is kept entire, as a layout block is kept or left whole
+(:func:`~.base.dom_labelling`); half a table's cells make no sense on their own, and the
+development sets' gold holds such tables whole.
+
 Gradient-boosted trees (:mod:`.trees`) turn these into the probability that the block is
 main content; blocks at or above the model's cut are kept. The model is data: the file
 ``scrapy_tagratio/models/tagratio.json``, written by ``benchmarks/train_tagratio.py`` from
@@ -100,7 +107,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..cleaning import name_codes
+from ..cleaning import data_tables, name_codes
 from ..document import Document, NodeTable
 from ..structure import Structures, find_structures
 from ..titles import HEADLINE_TAGS, names_title, title_words
@@ -419,6 +426,18 @@ def body_spans(nodes: NodeTable, blocks: np.ndarray, where: np.ndarray) -> np.nd
     return np.column_stack((names[kept], first[kept], stop[kept]))
 
 
+def table_spans(nodes: NodeTable, blocks: np.ndarray) -> np.ndarray:
+    """The data tables (:func:`~scrapy_tagratio.cleaning.data_tables`) as spans of
+    ``blocks`` (a page's text blocks in document order): one row ``(first, stop)`` per
+    table holding a block, its blocks ``blocks[first:stop]``. A data table holds no other
+    table, so the spans are disjoint."""
+    tables = np.flatnonzero(data_tables(nodes))
+    first = np.searchsorted(blocks, tables)
+    stop = np.searchsorted(blocks, nodes.end[tables])
+    held = stop > first
+    return np.column_stack((first[held], stop[held]))
+
+
 @dataclass(frozen=True, eq=False)
 class BlockRules:
     """What the rules of the module's description read beside the model, per block of
@@ -435,6 +454,8 @@ class BlockRules:
     chars: np.ndarray
     #: The elements naming the article's body, as spans of blocks (:func:`body_spans`).
     bodies: np.ndarray
+    #: The data tables, as spans of blocks (:func:`table_spans`).
+    tables: np.ndarray
 
     def body_end(self, probability: np.ndarray) -> int | None:
         """The last block of the article's body: of the body names whose elements hold
@@ -581,7 +602,12 @@ def block_features(
     notes = nodes.with_descendants(hint_flags(nodes, text_path, _names_notes))[blocks]
     notes &= ~(under_tag[blocks] | under_hint[blocks] | in_thread) & (blocks > headline)
     rules = BlockRules(
-        lead, discussion, notes, length[blocks], body_spans(nodes, blocks, text_path)
+        lead,
+        discussion,
+        notes,
+        length[blocks],
+        body_spans(nodes, blocks, text_path),
+        table_spans(nodes, blocks),
     )
     return blocks, features, owner, rules
 
@@ -593,8 +619,8 @@ def content_probability(model: BoostedTrees, features: np.ndarray, rules: BlockR
     """Per block (a row of :func:`block_features` and its :class:`BlockRules`), the
     probability that it is main content: the model's, 0 for a comment thread beside an
     article and for the discussion after the article's headline, 1 for the article's
-    lead and notes, then 0 after the article's body's end (the rules of the module's
-    description)."""
+    lead and notes, then 0 after the article's body's end, and each data table's blocks
+    the probability of its most probable block (the rules of the module's description)."""
     probability = model.probability(features)
     probability[features[:, _BESIDE_ARTICLE] > 0] = 0.0
     probability[rules.discussion] = 0.0
@@ -603,6 +629,14 @@ def content_probability(model: BoostedTrees, features: np.ndarray, rules: BlockR
     end = rules.body_end(probability)
     if end is not None:
         probability[end + 1 :] = 0.0
+    if len(rules.tables):
+        # The tables' blocks, table after table (the spans are disjoint and not empty).
+        first, stop = rules.tables.T
+        sizes = stop - first
+        offsets = np.cumsum(sizes) - sizes
+        in_tables = np.arange(int(sizes.sum())) - np.repeat(offsets - first, sizes)
+        most = np.maximum.reduceat(probability[in_tables], offsets)
+        probability[in_tables] = np.repeat(most, sizes)
     return probability
 
 
