@@ -186,7 +186,7 @@ def markdown_of(document: Document, content: np.ndarray) -> str:
     nodes = document.nodes
     tags = nodes.tag
     # Empty cells of kept rows hold no content but keep the columns in line.
-    cells = np.fromiter(map(CELL_TAGS.__contains__, tags), bool, len(tags)) & (nodes.chars == 0)
+    cells = nodes.tag_mask(CELL_TAGS) & (nodes.chars == 0)
     content = content | (cells & nodes.with_ancestors(content)[np.maximum(nodes.parent, 0)])
     layout = _layout_tables(document)
     writer = _Writer()
