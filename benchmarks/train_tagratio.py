@@ -18,7 +18,7 @@ page's set:
   left unlabelled whatever its set's gold says: the default drops such threads by rule
   (``scrapy_tagratio.algorithms.tagratio``), so the model never decides them and learns
   nothing from them (the sets' gold disagrees on them);
-* the article's lead and notes, the discussion after its headline, the blocks after the
+* the article's lead, notes and code, the discussion after its headline, the blocks after the
   article's body and the data tables (``block_features``'
   :class:`~scrapy_tagratio.algorithms.tagratio.BlockRules`) keep their labels: the rules
   that keep or drop them do not change what the model learns, and :func:`predict` applies
@@ -551,6 +551,7 @@ def _fingerprint(pages: Sequence[PageBlocks]) -> str:
         digest.update(page.rules.lead.tobytes())
         digest.update(page.rules.discussion.tobytes())
         digest.update(page.rules.notes.tobytes())
+        digest.update(page.rules.code.tobytes())
         digest.update(page.rules.chars.tobytes())
         digest.update(page.rules.bodies.tobytes())
         digest.update(page.rules.tables.tobytes())

@@ -754,3 +754,33 @@ def test_table_spans_are_the_data_tables() -> None:
     texts = doc.block_texts(blocks)
     spans = table_spans(doc.nodes, blocks).tolist()
     assert [texts[first:stop] for first, stop in spans] == [["a", "b", "c", "d"]]
+
+
+def test_the_articles_code_is_kept_by_rule() -> None:
+    """Preformatted blocks inside the main container (a tutorial's configuration lines
+    between its paragraphs) are flagged and get probability 1, where the model alone drops
+    some of them; a ``pre`` in an aside is not flagged."""
+    steps = "".join(
+        f"{paragraph}</p><div class='highlight'><pre>[extensions]\nevolve{i} =</pre></div>"
+        for i, paragraph in enumerate(STORY.split("</p>")[:8])
+    )
+
+    def page(aside: str = "") -> str:
+        return (
+            "<html><head><title>Sharing</title></head><body><article><h1>Sharing</h1>"
+            f"<div class='story'>{steps}</div>{aside}</article></body></html>"
+        )
+
+    doc = Document.from_input(page())
+    blocks, features, _, rules = block_features(doc)
+    model = load_model(MODEL_NAME)
+    alone, ruled = model.probability(features), content_probability(model, features, rules)
+    code = np.array([t.startswith("[extensions]") for t in doc.block_texts(blocks)])
+    assert code.sum() == 8 and (rules.code == code).all()
+    assert (alone[code] < model.cut).any() and (ruled[code] == 1.0).all()
+    assert "evolve7 =" in extract(page()).text
+
+    doc = Document.from_input(page("<aside><pre>$ subscribe --weekly</pre></aside>"))
+    blocks, _, _, rules = block_features(doc)
+    texts = doc.block_texts(blocks)
+    assert [texts[b] for b in np.flatnonzero(rules.code)][-1] == "[extensions] evolve7 ="
