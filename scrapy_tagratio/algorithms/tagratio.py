@@ -560,7 +560,8 @@ def block_features(
     inside = (blocks >= main) & (blocks < nodes.end[main])
     headline = headline_block(document, blocks, main)
     lead = (blocks > headline) & (nodes.end[blocks] <= main) & (headline >= 0)
-    lead &= prose & ~(under_tag[blocks] | under_hint[blocks])
+    furniture = under_tag[blocks] | under_hint[blocks]  # per block, around the main container
+    lead &= prose & ~furniture
     # The discussion of the headline's article: a named thread after the headline.
     discussion = in_named[blocks] & (blocks > headline) & (headline >= 0)
     if headline >= 0 and in_named[headline]:  # the "headline" is a comment's heading
@@ -610,11 +611,10 @@ def block_features(
     # The article's notes: blocks under an element its template names as references or
     # footnotes, outside page furniture and threads, after the headline where there is one.
     notes = nodes.with_descendants(hint_flags(nodes, text_path, _names_notes))[blocks]
-    notes &= ~(under_tag[blocks] | under_hint[blocks] | in_thread) & (blocks > headline)
+    notes &= ~(furniture | in_thread) & (blocks > headline)
     # The article's code: preformatted blocks in the main container, outside page
     # furniture and threads.
-    code = nodes.tag_mask(("pre",))[blocks] & inside
-    code &= ~(under_tag[blocks] | under_hint[blocks] | in_thread)
+    code = nodes.tag_mask(("pre",))[blocks] & inside & ~(furniture | in_thread)
     rules = BlockRules(
         lead,
         discussion,
