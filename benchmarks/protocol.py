@@ -27,6 +27,7 @@ from __future__ import annotations
 import csv
 import gzip
 import hashlib
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -102,12 +103,56 @@ class HasSite(Protocol):
     def site(self) -> str: ...
 
 
+#: A Wayback Machine capture's address: the archived address follows the timestamp.
+_WAYBACK = re.compile(r"^https?://web\.archive\.org/web/[0-9a-z_]+/(.+)$", re.IGNORECASE)
+#: trafilatura-eval's stand-in for a page saved without its address: ``hard::`` and the
+#: file name, which starts with the page's host (``hard::nationnews.com-schools.html``).
+_SAVED_AS = "hard::"
+
+
 def site_of(url: str | None) -> str | None:
     """The host of ``url`` without ``www.``, lower-cased (a URL without a scheme read as
-    starting with its host); None without a usable host."""
+    starting with its host); None without a usable host. A Wayback Machine capture
+    belongs to the site it archives, and a trafilatura-eval page saved without its address
+    to the host its file name starts with: each is its own site, not one site of many
+    (a site's pages must all fall on the same side of a fold)."""
     if not url:
         return None
+    wayback = _WAYBACK.match(url)
+    if wayback is not None:
+        return site_of(wayback.group(1))
+    if url.startswith(_SAVED_AS):
+        return _host_of_file_name(url[len(_SAVED_AS) :])
     return host_of(url if "//" in url else f"//{url}")
+
+
+def _host_of_file_name(name: str) -> str | None:
+    """The host a saved page's file name starts with: the shortest run of its leading
+    dot-separated labels (before the first ``-``) that ends in a public suffix
+    (``iwr.de.IWR-Pressedienst.html``: ``iwr.de``), one label longer where that keeps
+    the domain and lengthens its suffix (``laestrella.com.pa-laboral.html``:
+    ``laestrella.com.pa``); None when no run does."""
+    labels = name.split("-", 1)[0].lower().split(".")
+    extract = _domain_extractor()
+    for count in range(2, len(labels) + 1):
+        run = ".".join(labels[:count])
+        parts = extract(run)
+        if not (parts.suffix and parts.domain):
+            continue
+        if count < len(labels):
+            longer = ".".join(labels[: count + 1])
+            extended = extract(longer)
+            if extended.domain == parts.domain and len(extended.suffix) > len(parts.suffix):
+                run = longer
+        return host_of(f"//{run}")
+    return None
+
+
+@cache
+def _domain_extractor() -> Any:
+    import tldextract  # a dependency of Scrapy; its bundled suffix list, no download
+
+    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
 
 
 @cache
