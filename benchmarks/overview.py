@@ -18,8 +18,9 @@ judged by a model and thresholds that saw every training page so, not only the t
 pages whose own address has no shape: most content pages have an article-shaped address,
 and a threshold read off them with it would be too low for an article seen without it.
 Inside each training set,
-site-grouped inner folds (:func:`~benchmarks.protocol.inner_folds`) choose the L2 penalty (by
-log-loss) and the two thresholds from out-of-fold probabilities: the drop threshold is the
+site-grouped inner folds (:func:`~benchmarks.protocol.inner_folds`, drawn
+:data:`INNER_REPEATS` times) choose the L2 penalty (by log-loss) and the two thresholds from
+out-of-fold probabilities, every draw's together: the drop threshold is the
 lowest score at which at most :data:`DROP_RATE` of the training pages that
 are not overview pages would be dropped, in each of the three modes; the uncertain threshold
 the lowest at which at most :data:`UNCERTAIN_RATE` would be dropped or tagged; the
@@ -98,6 +99,8 @@ PENALTIES = (0.03, 0.1, 0.3, 1.0)
 #: Site-grouped folds (outer, overview-dev) and inner folds (choices).
 OUTER_FOLDS = 5
 INNER_FOLDS = 4
+#: How many times the inner folds are drawn, each with another split (:func:`choose`).
+INNER_REPEATS = 3
 #: The shipped model's features: the page's structure (teasers and lists of linked items,
 #: their share of the page and of the main content, long paragraphs outside them, the
 #: text of headline links against the prose), its declarations and URL shape. Of the candidates
@@ -283,18 +286,25 @@ class Choice:
 
 
 def choose(data: Data, train: np.ndarray, seed: int = 0) -> Choice:
-    """Penalty and thresholds chosen by inner site-grouped folds of ``train`` alone."""
-    folds = protocol.inner_folds(
-        data.pages, train, INNER_FOLDS, labels=data.truth.astype(int), seed=seed
-    )
+    """Penalty and thresholds chosen by inner site-grouped folds of ``train`` alone,
+    repeated :data:`INNER_REPEATS` times with other splits: the drop threshold is an
+    extreme quantile of the out-of-fold scores (a handful of pages decide it), and one
+    split's luck moved it enough to change a held-out set's losses."""
+    splits = [
+        protocol.inner_folds(
+            data.pages, train, INNER_FOLDS, labels=data.truth.astype(int), seed=seed + repeat
+        )
+        for repeat in range(INNER_REPEATS)
+    ]
     best: tuple[float, float, np.ndarray] | None = None
     for penalty in PENALTIES:
-        scores = np.zeros((len(MODES), len(data.records)))
-        for inner_train, inner_test in folds:
-            model = model_of(data, inner_train, penalty)
-            for mode, x in enumerate(data.modes):
-                scores[mode, inner_test] = model.probability(x[inner_test])
-        held = scores[:, train]
+        scores = np.zeros((INNER_REPEATS, len(MODES), len(data.records)))
+        for repeat, folds in enumerate(splits):
+            for inner_train, inner_test in folds:
+                model = model_of(data, inner_train, penalty)
+                for mode, x in enumerate(data.modes):
+                    scores[repeat, mode, inner_test] = model.probability(x[inner_test])
+        held = scores[:, :, train]
         truth = np.broadcast_to(data.truth[train], held.shape)
         clipped = np.clip(held, 1e-9, 1 - 1e-9)
         loss = float(-np.mean(np.where(truth, np.log(clipped), np.log(1 - clipped))))
@@ -302,7 +312,8 @@ def choose(data: Data, train: np.ndarray, seed: int = 0) -> Choice:
             best = (penalty, loss, held)
     assert best is not None
     penalty, _, held = best
-    negatives = held[:, ~data.truth[train]]
+    # Per URL mode, the out-of-fold scores of every repeat's non-overview pages together.
+    negatives = held[:, :, ~data.truth[train]].transpose(1, 0, 2).reshape(len(MODES), -1)
     drop = max(lowest_threshold(row, DROP_RATE) for row in negatives)
     uncertain = max(lowest_threshold(row, UNCERTAIN_RATE) for row in negatives)
     return Choice(penalty, drop, min(uncertain, drop))
