@@ -24,8 +24,10 @@ page's set:
   that keep or drop them do not change what the model learns, and :func:`predict` applies
   them as the extractor does, so the validation scores the extractor's choice.
 
-Each page weighs one in all (its labelled blocks share the weight by their words), so long
-pages and the largest set do not drown the others. The learner is scikit-learn's
+Each site weighs one in all: its pages share the weight, and a page's labelled blocks share
+the page's by their words. So long pages do not drown short ones, and a site with many pages
+(dragnet-dev holds 23 of one blog) does not teach its template many times over, which a
+model meant for sites it has never seen cannot use. The learner is scikit-learn's
 histogram gradient boosting (shallow trees), exported as plain arrays
 (:class:`scrapy_tagratio.algorithms.trees.BoostedTrees`) and checked against scikit-learn's
 own predictions before it is written.
@@ -61,6 +63,7 @@ import json
 import pickle
 import sys
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -136,6 +139,7 @@ class PageBlocks:
     """One page of the pool as the training sees it."""
 
     key: str
+    site: str  # the page's site (:attr:`protocol.ProtocolPage.site`)
     dataset: str  # the set whose gold labels it (its first labelling membership)
     sets: tuple[str, ...]
     features: np.ndarray  # float32, blocks x features
@@ -199,6 +203,7 @@ def page_blocks(page: protocol.ProtocolPage) -> PageBlocks:
     weights /= max(weights.sum(), 1e-9)
     return PageBlocks(
         key=page.key,
+        site=page.site,
         dataset=dataset,
         sets=page.sets,
         features=features.astype(np.float32),
@@ -231,7 +236,10 @@ def load_blocks(limit: int | None, cache: Path | None) -> list[PageBlocks]:
     """The pool's pages as :class:`PageBlocks`, computed once and cached (keyed by the
     package's source, the gold, the feature names and the limit: a change of the code or
     of the gold recomputes)."""
-    key = (_source_fingerprint(), _gold_fingerprint(), FEATURES, limit, LABEL_SETS, GOLD_SHARE)
+    fields = tuple(field.name for field in dataclasses.fields(PageBlocks))
+    key = (
+        _source_fingerprint(), _gold_fingerprint(), FEATURES, limit, LABEL_SETS, GOLD_SHARE, fields,
+    )  # fmt: skip
     tag = hashlib.sha1(repr(key).encode()).hexdigest()[:12]
     path = cache / f"tagratio-blocks-{tag}.pkl" if cache else None
     if path is not None and path.is_file():
@@ -267,11 +275,24 @@ def learner_params(seed: int = SEED) -> dict[str, Any]:
     return {**PARAMS, "random_state": seed}
 
 
+def site_weights(pages: Sequence[PageBlocks]) -> np.ndarray:
+    """Per page, its weight in training: one over the number of ``pages`` of its site, so
+    that each site weighs one in all (see the module description)."""
+    pages_of_site = Counter(page.site for page in pages)
+    return np.array([1.0 / pages_of_site[page.site] for page in pages])
+
+
 def fit(pages: Sequence[PageBlocks], seed: int = SEED) -> HistGradientBoostingClassifier:
-    """The learner (seed ``seed``) fitted on the labelled blocks of ``pages``."""
+    """The learner (seed ``seed``) fitted on the labelled blocks of ``pages``, each site
+    weighing one (:func:`site_weights`)."""
     x = np.vstack([p.features[p.labels >= 0] for p in pages])
     y = np.concatenate([p.labels[p.labels >= 0] for p in pages])
-    w = np.concatenate([p.weights[p.labels >= 0] for p in pages])
+    w = np.concatenate(
+        [
+            p.weights[p.labels >= 0] * share
+            for p, share in zip(pages, site_weights(pages), strict=True)
+        ]
+    )
     return HistGradientBoostingClassifier(**learner_params(seed)).fit(x, y, sample_weight=w)
 
 
@@ -546,6 +567,7 @@ def _fingerprint(pages: Sequence[PageBlocks]) -> str:
     digest = hashlib.sha1()
     for page in pages:
         digest.update(page.key.encode())
+        digest.update(page.site.encode())
         digest.update(page.features.tobytes())
         digest.update(page.labels.tobytes())
         digest.update(page.rules.lead.tobytes())
