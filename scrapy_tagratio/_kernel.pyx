@@ -371,6 +371,7 @@ cdef class _Events:
     in document order."""
 
     cdef list tags, texts, hints, names, signal_indices, signal_attribs
+    cdef list more  # the last run's pieces after its first (``text``)
     cdef dict kept
     cdef object signal_attributes, signal_elements, read_signals, check_deadline
     cdef _Codes tag_codes, attribute_codes
@@ -400,6 +401,7 @@ cdef class _Events:
         self.signal_attributes, self.signal_elements = signal_attributes, signal_elements
         self.batch = batch
         self.names, self.signal_indices, self.signal_attribs = [], [], []
+        self.more = []
         self.hinted = _Ints()
         self.tag_codes, self.attribute_codes = _Codes(), _Codes()
         self.tag_flags, self.stack = _Ints(), _Ints()
@@ -543,10 +545,14 @@ cdef class _Events:
         return 0
 
     cdef inline int text(self, str run) except -1:
-        """A run of text (joined to the one before when no tag is between)."""
+        """A run of text (joined to the one before when no tag is between: when that
+        run ends, ``join_run``; ``+=`` on the list's item copied the run at every piece,
+        quadratic in a run of thousands of pieces, such as text between comments)."""
         if self.n_events and self.out[self.n_events - 1] == EVENT_TEXT:
-            self.texts[len(self.texts) - 1] += run
+            self.more.append(run)
         else:
+            if self.more:
+                self.join_run()
             self.texts.append(run)
             self.out[self.n_events] = EVENT_TEXT
             self.n_events += 1
@@ -555,10 +561,19 @@ cdef class _Events:
             self.outside = self.outside or not self.stack.size
         return 0
 
+    cdef int join_run(self) except -1:
+        """The last run of text with its pieces after the first (``more``)."""
+        self.more.insert(0, self.texts[len(self.texts) - 1])
+        self.texts[len(self.texts) - 1] = "".join(self.more)
+        self.more = []
+        return 0
+
     cdef int finish(self, recorder) except -1:
         """The last signals; the events, the elements with attributes and, unless text is
         outside every element (``events._shape`` then derives it, dropping that text),
         the tree's shape into ``recorder``."""
+        if self.more:
+            self.join_run()
         self.check_deadline()
         self.read_signals(self.signal_indices, self.signal_attribs)
         recorder.hinted.frombytes(self.hinted.take())
