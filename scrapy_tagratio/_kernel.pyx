@@ -1449,10 +1449,12 @@ def utf8_valid(const unsigned char[:] data):
 def scan_markup(const unsigned char[:] data, Py_ssize_t limit):
     """One ``memchr`` pass over the tags of the markup ``data``: whether lexbor should not
     read it (the block tags it is slow on nest deeper than ``limit``, start tags minus
-    end tags in order, or a ``<frameset`` is there), whether a ``<tbody`` start tag is
+    end tags in order, more than ``limit`` ``<option`` start tags, or a ``<frameset`` is
+    there), whether a ``<tbody`` start tag is
     there, and where the last ``</html>`` ends (-1 without one). Names are compared in
     lower case."""
     cdef Py_ssize_t n = data.shape[0], at = 0, start, depth = 0, length, html_end = -1
+    cdef Py_ssize_t options = 0
     cdef const unsigned char* base = &data[0] if n else NULL
     cdef const unsigned char* found
     cdef unsigned char name[12]
@@ -1484,6 +1486,9 @@ def scan_markup(const unsigned char[:] data, Py_ssize_t limit):
             deep = deep or depth > limit
         elif length == 5 and not closing and memcmp(name, b"tbody", 5) == 0:
             tbody = True
+        elif length == 6 and not closing and memcmp(name, b"option", 6) == 0:
+            options += 1
+            deep = deep or options > limit  # lexbor is quadratic in a select's options
         elif length == 8 and not closing and memcmp(name, b"frameset", 8) == 0:
             deep = True  # lexbor would drop the body (HTML5's frameset mode)
         elif length == 4 and closing and memcmp(name, b"html", 4) == 0:
