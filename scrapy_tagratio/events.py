@@ -254,8 +254,10 @@ class _Recorder:
         name = _TAG_NAMES[tag]  # one shared string per name: lxml makes a new one
         tags.append(name)
         self.events.append(EVENT_OPEN)
-        if name in _CODE_TAGS:  # holds text only (the parser makes no element inside)
+        if name in _CODE_TAGS:  # holds text only (libxml2 makes no element inside)
             self.in_code = not (attrib and "ld+json" in (attrib.get("type") or ""))
+        elif self.in_code:  # an element in lexbor's svg or math style: text again, as
+            self.in_code = False  # the kernel's walk reads it
         if attrib:
             self.attributed.append(len(tags) - 1)
             self.attribs.append(attrib)

@@ -235,3 +235,22 @@ def test_the_compiled_walk_is_there_where_ci_builds_it() -> None:
     if os.environ.get("TAGRATIO_EXPECT_KERNEL") != "1":
         pytest.skip("TAGRATIO_EXPECT_KERNEL is not set")
     assert WALK, WALK_STATUS
+
+
+@needs_walk
+@pytest.mark.parametrize(
+    "html",
+    [
+        "<p>a<math><style><x>inner</x> tail</style></math>b</p>",
+        "<svg><script><g>inner</g>code</script></svg><p>after</p>",
+        "<math><style><x>\x1b",
+    ],
+    ids=["math style", "svg script", "fuzzed"],
+)
+def test_both_walks_read_elements_inside_a_foreign_style_or_script_alike(html: str) -> None:
+    """Found by fuzzing: in svg and math, lexbor's ``style`` and ``script`` are elements
+    that hold elements; the Python walk's recorder kept skipping text inside those, the
+    compiled walk read it (as after every element's start)."""
+    compiled, python = both_walks(html)
+    assert_same_events(compiled, python)
+    assert any("inner" in text or "\x1b" in text for text in python.texts)
