@@ -135,6 +135,14 @@ cdef class _Ints:
         return PyByteArray_FromStringAndSize(<char*>self.data, self.size * sizeof(int32_t))
 
 
+cdef inline size_t _slot(const void* key, size_t mask) noexcept:
+    """The first slot of ``key`` (Fibonacci hashing): keys close together (libxml2's names
+    side by side in its dictionary, lexbor's name ids counting up) spread over the table.
+    The address shifted right by 4 put several names, or 16 ids, in one slot, and the
+    probes grew with every distinct name: quadratic in a page of thousands of names."""
+    return <size_t>((<uint64_t><uintptr_t>key * <uint64_t>0x9E3779B97F4A7C15ULL) >> 32) & mask
+
+
 @cython.final
 cdef class _Codes:
     """Small integer codes of interned libxml2 names, by pointer (open addressing): one
@@ -167,7 +175,7 @@ cdef class _Codes:
     cdef inline int32_t get(self, const void* key):
         """The code of ``key``, -1 if it has none yet."""
         cdef size_t mask = self.capacity - 1
-        cdef size_t slot = ((<size_t>key) >> 4) & mask
+        cdef size_t slot = _slot(key, mask)
         while self.keys[slot] is not NULL:
             if self.keys[slot] == key:
                 return self.values[slot]
@@ -187,7 +195,7 @@ cdef class _Codes:
             PyMem_Free(old_keys)
             PyMem_Free(old_values)
         mask = self.capacity - 1
-        slot = ((<size_t>key) >> 4) & mask
+        slot = _slot(key, mask)
         while self.keys[slot] is not NULL:
             slot = (slot + 1) & mask
         self.keys[slot] = key
@@ -371,6 +379,7 @@ cdef class _Events:
     in document order."""
 
     cdef list tags, texts, hints, names, signal_indices, signal_attribs
+    cdef list more  # the last run's pieces after its first (``text``)
     cdef dict kept
     cdef object signal_attributes, signal_elements, read_signals, check_deadline
     cdef _Codes tag_codes, attribute_codes
@@ -400,6 +409,7 @@ cdef class _Events:
         self.signal_attributes, self.signal_elements = signal_attributes, signal_elements
         self.batch = batch
         self.names, self.signal_indices, self.signal_attribs = [], [], []
+        self.more = []
         self.hinted = _Ints()
         self.tag_codes, self.attribute_codes = _Codes(), _Codes()
         self.tag_flags, self.stack = _Ints(), _Ints()
@@ -543,10 +553,14 @@ cdef class _Events:
         return 0
 
     cdef inline int text(self, str run) except -1:
-        """A run of text (joined to the one before when no tag is between)."""
+        """A run of text (joined to the one before when no tag is between: when that
+        run ends, ``join_run``; ``+=`` on the list's item copied the run at every piece,
+        quadratic in a run of thousands of pieces, such as text between comments)."""
         if self.n_events and self.out[self.n_events - 1] == EVENT_TEXT:
-            self.texts[len(self.texts) - 1] += run
+            self.more.append(run)
         else:
+            if self.more:
+                self.join_run()
             self.texts.append(run)
             self.out[self.n_events] = EVENT_TEXT
             self.n_events += 1
@@ -555,10 +569,19 @@ cdef class _Events:
             self.outside = self.outside or not self.stack.size
         return 0
 
+    cdef int join_run(self) except -1:
+        """The last run of text with its pieces after the first (``more``)."""
+        self.more.insert(0, self.texts[len(self.texts) - 1])
+        self.texts[len(self.texts) - 1] = "".join(self.more)
+        self.more = []
+        return 0
+
     cdef int finish(self, recorder) except -1:
         """The last signals; the events, the elements with attributes and, unless text is
         outside every element (``events._shape`` then derives it, dropping that text),
         the tree's shape into ``recorder``."""
+        if self.more:
+            self.join_run()
         self.check_deadline()
         self.read_signals(self.signal_indices, self.signal_attribs)
         recorder.hinted.frombytes(self.hinted.take())
@@ -1426,10 +1449,12 @@ def utf8_valid(const unsigned char[:] data):
 def scan_markup(const unsigned char[:] data, Py_ssize_t limit):
     """One ``memchr`` pass over the tags of the markup ``data``: whether lexbor should not
     read it (the block tags it is slow on nest deeper than ``limit``, start tags minus
-    end tags in order, or a ``<frameset`` is there), whether a ``<tbody`` start tag is
+    end tags in order, more than ``limit`` ``<option`` start tags, or a ``<frameset`` is
+    there), whether a ``<tbody`` start tag is
     there, and where the last ``</html>`` ends (-1 without one). Names are compared in
     lower case."""
     cdef Py_ssize_t n = data.shape[0], at = 0, start, depth = 0, length, html_end = -1
+    cdef Py_ssize_t options = 0
     cdef const unsigned char* base = &data[0] if n else NULL
     cdef const unsigned char* found
     cdef unsigned char name[12]
@@ -1461,6 +1486,9 @@ def scan_markup(const unsigned char[:] data, Py_ssize_t limit):
             deep = deep or depth > limit
         elif length == 5 and not closing and memcmp(name, b"tbody", 5) == 0:
             tbody = True
+        elif length == 6 and not closing and memcmp(name, b"option", 6) == 0:
+            options += 1
+            deep = deep or options > limit  # lexbor is quadratic in a select's options
         elif length == 8 and not closing and memcmp(name, b"frameset", 8) == 0:
             deep = True  # lexbor would drop the body (HTML5's frameset mode)
         elif length == 4 and closing and memcmp(name, b"html", 4) == 0:

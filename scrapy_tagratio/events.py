@@ -227,6 +227,7 @@ class _Recorder:
         "hinted",
         "hints",
         "in_code",
+        "more",
         "shape",
         "tags",
         "texts",
@@ -237,6 +238,7 @@ class _Recorder:
         self.tags: list[str] = []
         self.events = array("b")  # EVENT_OPEN, EVENT_CLOSE, EVENT_TEXT
         self.texts: list[str] = []
+        self.more: list[str] = []  # the last run's pieces after its first (:meth:`data`)
         self.attributed: list[int] = []  # elements with attributes not read yet
         self.attribs: list[Any] = []
         self.hinted = array("i")  # elements with attributes (int32), and their hints
@@ -252,8 +254,10 @@ class _Recorder:
         name = _TAG_NAMES[tag]  # one shared string per name: lxml makes a new one
         tags.append(name)
         self.events.append(EVENT_OPEN)
-        if name in _CODE_TAGS:  # holds text only (the parser makes no element inside)
+        if name in _CODE_TAGS:  # holds text only (libxml2 makes no element inside)
             self.in_code = not (attrib and "ld+json" in (attrib.get("type") or ""))
+        elif self.in_code:  # an element in lexbor's svg or math style: text again, as
+            self.in_code = False  # the kernel's walk reads it
         if attrib:
             self.attributed.append(len(tags) - 1)
             self.attribs.append(attrib)
@@ -269,10 +273,20 @@ class _Recorder:
             return
         events = self.events
         if events and events[-1] == EVENT_TEXT:  # the run goes on (after a comment, ...)
-            self.texts[-1] += text
+            # Joined when the run ends (:meth:`_join_run`): ``+=`` on the list's item
+            # copied the run at every piece, quadratic in a run of thousands of pieces
+            # (stray "<" characters, text between comments).
+            self.more.append(text)
         else:
+            if self.more:
+                self._join_run()
             events.append(EVENT_TEXT)
             self.texts.append(text)
+
+    def _join_run(self) -> None:
+        """The last run of text with its pieces after the first (:attr:`more`)."""
+        self.texts[-1] = "".join((self.texts[-1], *self.more))
+        self.more.clear()
 
     def _read_attributes(self) -> None:
         """Hints, links and the signals (:meth:`read_signals`) of the elements seen since
@@ -337,6 +351,8 @@ class _Recorder:
 
     def close(self) -> PageEvents:
         self._read_attributes()
+        if self.more:
+            self._join_run()
         tags = self.tags
         events = np.frombuffer(self.events, dtype=np.int8) if self.events else np.zeros(0, np.int8)
         texts = self.texts

@@ -88,7 +88,8 @@ def _version() -> str:
 _LEXBOR, _STATUS = _load()
 
 #: Block tags nested deeper than this may make lexbor's tree building slow (quadratic):
-#: such pages go to the linear reader.
+#: such pages go to the linear reader; and so do pages of more ``option`` start tags
+#: (lexbor is quadratic in the options of one ``select``: 20,000 took 1.5 s).
 MAX_BLOCK_DEPTH = 4096
 #: The start and end tags of the elements whose start tag closes an open ``p`` (the ones
 #: that make lexbor look down its stack), for :func:`scan_markup`.
@@ -100,6 +101,7 @@ _BLOCK_TAG = re.compile(
 _HTML_END = re.compile(rb"</html(?:[\s/][^>]*)?>", re.I)
 _TBODY = re.compile(rb"<tbody[\s/>]", re.I)
 _FRAMESET = re.compile(rb"<frameset[\s/>]", re.I)
+_OPTION = re.compile(rb"<option[\s/>]", re.I)
 #: lexbor's tag ids of text and element nodes (``LXB_TAG__TEXT``; elements above 5).
 _TEXT_ID = 2
 _LAST_SPECIAL_ID = 5
@@ -113,11 +115,12 @@ def lexbor_status() -> tuple[bool, str]:
 def scan_markup(data: bytes) -> tuple[bool, bool, int]:
     """What the lexbor reader checks in the markup ``data`` before parsing it: whether
     lexbor should leave it to the linear reader (its block tags may nest deeper than
-    :data:`MAX_BLOCK_DEPTH`, or it has a ``<frameset``, for which HTML5 drops the body
-    that libxml2 reads), whether it has a ``<tbody`` start tag, and where its last
-    ``</html>`` ends (-1 without one). In one C pass with the compiled kernel, else by
-    string searches and one regex pass (the depth only on pages with more than
-    :data:`MAX_BLOCK_DEPTH` tags, which bounds the others)."""
+    :data:`MAX_BLOCK_DEPTH`, it has more ``<option`` start tags than that, or a
+    ``<frameset``, for which HTML5 drops the body that libxml2 reads), whether it has a
+    ``<tbody`` start tag, and where its last ``</html>`` ends (-1 without one). In one C
+    pass with the compiled kernel, else by string searches and regex passes (the depth
+    and the options only on pages with more than :data:`MAX_BLOCK_DEPTH` tags, which
+    bounds the others)."""
     if _KERNEL is not None:
         linear, tbody, html_end = _KERNEL.scan_markup(data, MAX_BLOCK_DEPTH)
         return linear, tbody, html_end
@@ -127,6 +130,7 @@ def scan_markup(data: bytes) -> tuple[bool, bool, int]:
         linear = len(closes) > MAX_BLOCK_DEPTH and bool(
             np.cumsum(1 - 2 * closes.astype(np.int32)).max() > MAX_BLOCK_DEPTH
         )
+        linear = linear or sum(1 for _ in _OPTION.finditer(data)) > MAX_BLOCK_DEPTH
     tbody = _TBODY.search(data) is not None
     html_end = max((m.end() for m in _HTML_END.finditer(data)), default=-1)
     return linear, tbody, html_end

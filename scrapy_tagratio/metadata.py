@@ -138,6 +138,14 @@ def _json_source(text: str) -> str:
     return text.strip()
 
 
+#: The ``\\u`` escape of a lone surrogate (half of a pair, cut off as a JavaScript
+#: substring leaves it): JSON reads it as a lone surrogate, which no UTF-8 output holds.
+_LONE_SURROGATE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
+
+
 def _json_ld_nodes(page: PageEvents) -> list[dict[str, Any]]:
     """Every JSON object of the page's JSON-LD scripts, ``@graph`` and lists flattened,
     in document order; unreadable scripts are skipped."""
@@ -146,12 +154,16 @@ def _json_ld_nodes(page: PageEvents) -> list[dict[str, Any]]:
         source = _json_source(page.own_text(script))
         if not source:
             continue
+        if "\\u" in source:
+            source = _LONE_SURROGATE.sub(r"\\ufffd", source)
         try:
             data = json.loads(source, strict=False)
+        except RecursionError:  # nested deeper than Python's stack: no metadata there
+            continue
         except ValueError:
             try:  # one object followed by junk (a stray ";", a second object)
                 data = json.JSONDecoder(strict=False).raw_decode(source)[0]
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
         stack = [data]
         while stack:

@@ -181,7 +181,7 @@ def _domain_extractor() -> Any:
 
 
 def _url_fingerprint(url: str) -> np.uint64:
-    return _fingerprints([url.partition("#")[0].encode()])[0]
+    return _fingerprints([url.partition("#")[0].encode("utf-8", "surrogatepass")])[0]
 
 
 def _find(ordered: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

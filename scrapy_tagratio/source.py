@@ -159,6 +159,11 @@ def source_view(text: str) -> SourceView:
 def _source_view(text: str) -> SourceView:
     """The tags of ``text`` (a source without comments, scripts and styles)."""
     codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+    if ((codes - 0xD800) < 0x800).any():
+        # Lone surrogates (a str page decoded with "surrogateescape"): "?", as the
+        # readers encode them for the parser; as they are, no text could be written out.
+        text = text.encode("utf-8", "replace").decode("utf-8")
+        codes = np.frombuffer(text.encode("utf-32-le"), dtype="<u4")
     starts, ends = _tag_spans(codes)
     return SourceView(
         text=text,

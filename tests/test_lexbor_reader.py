@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 import pytest
+from lxml import etree
 
 from benchmarks import _data
 from scrapy_tagratio import lexbor_reader, reader
@@ -142,8 +143,13 @@ def test_an_explicit_tbody_is_kept() -> None:
         ),
         (b"<frameset cols=2>", (True, False, -1)),
         (b"", (False, False, -1)),
+        (b"<select>" + b"<Option value=1>o" * 4097, (True, False, -1)),
+        (b"<select>" + b"<option>o</option>" * 4096 + b"<optionx>", (False, False, -1)),
     ],
-    ids=["deep", "flat", "p and span", "upper case", "tbody", "html end", "frameset", "empty"],
+    ids=[
+        *("deep", "flat", "p and span", "upper case", "tbody", "html end", "frameset"),
+        *("empty", "many options", "options up to the limit"),
+    ],
 )
 def test_the_markup_scan_finds_what_lexbor_must_not_read(
     markup: bytes, expected: tuple[bool, bool, int], compiled: bool, monkeypatch: pytest.MonkeyPatch
@@ -163,6 +169,21 @@ def test_deep_nesting_takes_the_linear_path() -> None:
     start = time.perf_counter()
     page = read_page(html, reader="lexbor")
     assert time.perf_counter() - start < 10
+    assert_same_events(page, read_page(html, reader="target"))
+
+
+def test_a_select_of_thousands_of_options_takes_the_linear_path() -> None:
+    """Found by fuzzing: lexbor is quadratic in the options of one ``select`` (20,000,
+    a 360 KB page: 1.5 s; 100,000: 51 s); the reader hands such a page to libxml2's
+    parser target, in about the time lxml parses it."""
+    html = "<html><body><select>" + "<option>o</option>" * 20_000 + "</select><p>after</p>"
+    start = time.perf_counter()
+    etree.fromstring(html.encode(), etree.HTMLParser())
+    parse = time.perf_counter() - start
+    start = time.perf_counter()
+    page = read_page(html, reader="lexbor")
+    seconds = time.perf_counter() - start
+    assert seconds <= 20 * parse + 0.1, f"{seconds:.2f} s, lxml's parse {parse:.3f} s"
     assert_same_events(page, read_page(html, reader="target"))
 
 
@@ -214,3 +235,22 @@ def test_the_compiled_walk_is_there_where_ci_builds_it() -> None:
     if os.environ.get("TAGRATIO_EXPECT_KERNEL") != "1":
         pytest.skip("TAGRATIO_EXPECT_KERNEL is not set")
     assert WALK, WALK_STATUS
+
+
+@needs_walk
+@pytest.mark.parametrize(
+    "html",
+    [
+        "<p>a<math><style><x>inner</x> tail</style></math>b</p>",
+        "<svg><script><g>inner</g>code</script></svg><p>after</p>",
+        "<math><style><x>\x1b",
+    ],
+    ids=["math style", "svg script", "fuzzed"],
+)
+def test_both_walks_read_elements_inside_a_foreign_style_or_script_alike(html: str) -> None:
+    """Found by fuzzing: in svg and math, lexbor's ``style`` and ``script`` are elements
+    that hold elements; the Python walk's recorder kept skipping text inside those, the
+    compiled walk read it (as after every element's start)."""
+    compiled, python = both_walks(html)
+    assert_same_events(compiled, python)
+    assert any("inner" in text or "\x1b" in text for text in python.texts)

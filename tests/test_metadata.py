@@ -288,3 +288,36 @@ def test_cli_json_carries_the_metadata(capsys: pytest.CaptureFixture[str]) -> No
     assert (found["authors"], found["published"]) == (["Daniel Okafor"], "2024-04-26")
     assert main(["extract", page, "-f", "json", "--no-metadata"]) == 0
     assert json.loads(capsys.readouterr().out)["metadata"] is None
+
+
+# ---------------------------------------------------------------------- bad JSON-LD
+
+
+def test_json_ld_nested_deeper_than_the_stack_is_skipped() -> None:
+    """Found by fuzzing: a JSON-LD script of 5,000 nested arrays (an 11 KB page) made
+    ``json.loads`` raise RecursionError, which failed the extraction of every algorithm;
+    the script is unreadable, the page's other metadata is still read."""
+    for deep in ("[" * 5_000 + "]" * 5_000, '{"a":' * 5_000 + "1" + "}" * 5_000):
+        head = (
+            f'<script type="application/ld+json">{deep}</script>'
+            '<script type="application/ld+json">'
+            '{"@type":"NewsArticle","author":{"@type":"Person","name":"Jo Bloggs"}}</script>'
+        )
+        found = metadata(page(head))
+        assert found.authors == ("Jo Bloggs",)
+        assert found.headline == "Quay works to start in spring"
+
+
+def test_lone_surrogate_escapes_in_json_ld_are_replaced() -> None:
+    """Found by fuzzing: JSON reads ``\\ud83d`` without its low half (a string cut by a
+    JavaScript substring) as a lone surrogate, and the metadata could not be written as
+    UTF-8 (a feed export failed); it reads as U+FFFD, and a whole pair as its character."""
+    head = (
+        '<script type="application/ld+json">{"@type":"NewsArticle",'
+        '"headline":"Quay works \\ud83d\\ude00 to start \\ud83d",'
+        '"author":{"@type":"Person","name":"Jo \\ude00Bloggs"}}</script>'
+    )
+    found = metadata(page(head))
+    assert found.headline == "Quay works \U0001f600 to start \ufffd"
+    assert found.authors == ("Jo \ufffdBloggs",)
+    json.dumps(found.to_dict(), ensure_ascii=False).encode("utf-8")

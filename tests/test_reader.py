@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -771,3 +772,58 @@ def test_hints_beyond_the_kernels_cache_read_as_the_targets() -> None:
     body = "".join(f'<div class="{name}" id="I{i % 7}">x</div>' for i, name in enumerate(classes))
     html = f"<html><body>{body}{body[: len(body) // 3]}</body></html>"
     assert_same_events(read_page(html, reader="kernel"), read_page(html, reader="target"))
+
+
+#: A run of text in many pieces, and the bound of its reading, as a multiple of lxml's
+#: parse of the page: stray "<" characters (libxml2 reports each as text of its own) and
+#: text between comments (lexbor's tree holds a text node between each two).
+MANY_PIECES = {
+    "stray-lt": ("<html><body><p>" + "< " * 500_000 + "</p></body></html>", 40),
+    "between-comments": ("<html><body><p>" + "a<!---->" * 400_000 + "</p></body></html>", 6),
+}
+
+
+@pytest.mark.parametrize("name", list(READERS))
+@pytest.mark.parametrize("page", list(MANY_PIECES))
+def test_a_run_of_text_in_many_pieces_is_read_in_linear_time(name: str, page: str) -> None:
+    """Found by fuzzing: the pieces were added to the run one by one, each copying the run
+    so far (1 MB of "< " took the target 12 s, 560 times lxml's parse; text between
+    400,000 comments took lexbor's walks 13 times it)."""
+    html, ratio = MANY_PIECES[page]
+    start = time.perf_counter()
+    etree.fromstring(html.encode(), etree.HTMLParser(huge_tree=True))
+    parse = time.perf_counter() - start
+    start = time.perf_counter()
+    events = read_page(html, reader=name)
+    seconds = time.perf_counter() - start
+    assert seconds <= ratio * parse + 0.1, f"{seconds:.2f} s, lxml's parse {parse:.3f} s"
+    text = "".join(html.split("<p>")[1].split("</p>")[0].split("<!---->"))
+    assert events.texts == [text]
+
+
+#: Pages of 100,000 distinct names, of attributes and of elements.
+MANY_NAMES = {
+    "attributes": "<html><body>" + "".join(f"<i a{i}=b>x</i>" for i in range(100_000)),
+    "elements": "<html><body>" + "".join(f"<x-t{i}>x</x-t{i}>" for i in range(100_000)),
+}
+
+
+@needs_kernel
+@pytest.mark.parametrize("walk", ["SAX reader", "tree walk"])
+@pytest.mark.parametrize("page", list(MANY_NAMES))
+def test_thousands_of_distinct_names_are_coded_in_linear_time(walk: str, page: str) -> None:
+    """Found by fuzzing: the kernel's table of name codes put names close together in
+    libxml2's dictionary in one slot, and its probes grew with every new name (100,000
+    attribute or element names: 17 to 94 times lxml's parse of the page)."""
+    html = MANY_NAMES[page]
+    start = time.perf_counter()
+    etree.fromstring(html.encode(), etree.HTMLParser(huge_tree=True))
+    parse = time.perf_counter() - start
+    start = time.perf_counter()
+    if walk == "SAX reader":
+        events = read_page(html, reader="kernel")
+    else:
+        events = reader._read_tree(html, lambda: None)
+    seconds = time.perf_counter() - start
+    assert seconds <= 8 * parse + 0.05, f"{seconds:.2f} s, lxml's parse {parse:.3f} s"
+    assert len(events.tags) == 100_002  # html, body and the names'

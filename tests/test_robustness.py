@@ -17,6 +17,7 @@ skipped with that reason.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
@@ -186,3 +187,18 @@ def test_time_budget_stops_a_long_extraction(algorithm: str) -> None:
     assert seconds <= budget + slack, (
         f"{algorithm} stopped only after {seconds:.1f} s (allowed {budget + slack:.1f} s)"
     )
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHM_NAMES)
+def test_lone_surrogates_in_a_str_page_are_read_as_the_parser_reads_them(algorithm: str) -> None:
+    """A ``str`` page may hold lone surrogates (text decoded with ``surrogateescape``):
+    the parser gets them as ``?`` (UTF-8, replaced); the source view of CETR and CCB kept
+    them, and their text could not be written as UTF-8 (a feed export failed). Found by
+    fuzzing."""
+    page = article_page().replace("harbour", "harb\udcc3our", 1).replace("the", "t\ud800he")
+    result = extract(page, algorithm=algorithm, with_markdown=True)
+    for value in (result.text, result.html, result.markdown, result.title):
+        if value is not None:
+            value.encode("utf-8")  # raises on a surrogate
+    assert "harb?our" in result.text or "harb" not in result.text
+    json.dumps(result.to_dict(), ensure_ascii=False).encode("utf-8")

@@ -599,3 +599,14 @@ def test_a_crawl_drops_a_front_listing_the_articles_it_read(
     off = {item["url"]: item for item in results["off"].items}
     assert len(off) == ARTICLES + 2
     assert off[latest]["tagratio"]["overview_verdict"] == "uncertain"
+
+
+def test_a_url_holding_a_lone_surrogate_is_remembered() -> None:
+    """Found by fuzzing: a URL ``str`` with a lone surrogate (decoded with
+    ``surrogateescape``) raised UnicodeEncodeError from the memory's URL fingerprint
+    instead of giving a result."""
+    memory = SiteMemory()
+    url = "https://example.org/a/\udcc3"
+    first = extract(article(0), url=url, site_memory=memory)
+    assert paragraphs_of(0)[0] in first.text
+    assert memory.is_revisit("example.org", url)

@@ -12,6 +12,7 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 
 from benchmarks.train_tagratio import export
 from scrapy_tagratio import ExtractionError, reader
+from scrapy_tagratio.algorithms import trees as trees_module
 from scrapy_tagratio.algorithms.trees import BoostedTrees, load_model
 from scrapy_tagratio.reader import kernel_status
 
@@ -94,3 +95,20 @@ def test_float32_rows_are_evaluated_as_their_float64_values(
     many = np.tile(x, (6, 1)).astype(np.float32)  # above the rows taken at a time
     assert np.array_equal(trees.raw(many), trees.raw(many.astype(np.float64)))
     assert np.array_equal(trees.raw(many), trees._raw_numpy(many.astype(np.float64)))
+
+
+@pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
+def test_a_single_row_has_the_kernels_floats(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One row (a page of one text block, or the last part of a long page) on its own:
+    numpy sums a column of leaf values pairwise where the kernel adds them in tree order,
+    and the pure path's block scores differed from the kernel's in the last bit (found by
+    fuzzing: a page that is 125 letters ``a``)."""
+    monkeypatch.setattr(reader, "DEFAULT_READER", "kernel")
+    trees = load_model("tagratio")
+    rows = np.random.default_rng(2).normal(size=(300, len(trees.features)))
+    for row in rows:
+        assert np.array_equal(trees.raw(row[None, :]), trees._raw_numpy(row[None, :]))
+    one_more = np.resize(rows, (trees_module._ROWS + 1, rows.shape[1]))  # a last part of 1
+    for row in rows[:10]:
+        one_more[-1] = row
+        assert np.array_equal(trees.raw(one_more), trees._raw_numpy(one_more))

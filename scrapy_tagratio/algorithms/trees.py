@@ -144,7 +144,9 @@ class BoostedTrees:
         for _ in range(self.depth):
             goes_left = values.take(row_start + feature.take(node)) <= threshold.take(node)
             node = np.where(goes_left, left.take(node), right.take(node))
-        return self.baseline + value.take(node).sum(axis=0)
+        # The leaves added in tree order, as the kernel adds them: ``sum(axis=0)`` does
+        # that for several rows, but sums a single row's contiguous column pairwise.
+        return self.baseline + np.cumsum(value.take(node), axis=0)[-1]
 
     def probability(self, x: np.ndarray) -> np.ndarray:
         """The probability of the positive class per row of ``x``."""
