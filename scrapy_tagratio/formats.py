@@ -119,15 +119,25 @@ class _Writer:
 
     def _close_emphasis(self) -> None:
         marker, start = self.emphasis.pop()
-        inner = "".join(self.inline[start + 1 :])
-        if not inner.strip():  # nothing emphasised: no markers
-            del self.inline[start]
+        inline = self.inline
+        # The first and last pieces of the emphasised text holding more than white space,
+        # found from its two ends; the markers go in pieces of their own. Nothing is joined
+        # but white space, so that closing each of many nested emphases costs no more than
+        # its ends (joining the text, or adding to its last piece, was quadratic).
+        first = next((i for i in range(start + 1, len(inline)) if inline[i].strip()), None)
+        if first is None:  # nothing emphasised: no markers
+            del inline[start]
             return
+        last = next(i for i in range(len(inline) - 1, first - 1, -1) if inline[i].strip())
         # "*word *" is not emphasis in Markdown: spaces go outside the markers.
-        stripped = inner.rstrip()
-        del self.inline[start + 1 :]
-        self.inline[start] = " " * (len(inner) - len(inner.lstrip())) + marker
-        self.inline.append(stripped.lstrip() + marker + inner[len(stripped) :])
+        stripped = inline[last].rstrip()
+        inline[last + 1 :] = ["".join((marker, inline[last][len(stripped) :], *inline[last + 1 :]))]
+        inline[last] = stripped
+        head = "".join(inline[start + 1 : first])
+        text = inline[first]
+        inline[first] = text.lstrip()
+        inline[start] = head + text[: len(text) - len(inline[first])] + marker
+        del inline[start + 1 : first]
 
     # Tables: cells are inline text; nested tables and blocks in cells are flattened.
     def _open_in_table(self, tag: str) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from typing import Any
 
 import numpy as np
@@ -139,6 +140,31 @@ def test_every_construct_on_a_constructed_page() -> None:
         found = markdown.find(block, position)
         assert found >= 0, (block, markdown)
         position = found + len(block)
+
+
+def test_nested_emphasis_keeps_its_spaces_outside_the_markers() -> None:
+    html = (
+        "<html><body><article>" + PARAGRAPH * 3
+        + "<p>Then <b> the <i>works </i></b>start, <strong> </strong>at last.</p>"
+        + PARAGRAPH * 3 + "</article></body></html>"
+    )  # fmt: skip
+    assert "Then **the *works*** start, at last." in markdown_of_page(html)
+
+
+def test_nested_emphasis_costs_time_linear_in_its_depth() -> None:
+    """Closing each of n nested emphases once joined all the text inside it (quadratic:
+    100,000 levels took 4.5 s, 25 times the extraction without Markdown; found by
+    fuzzing). Eight times the depth must cost about eight times the time, not 64."""
+
+    def seconds(depth: int) -> float:
+        page = "<html><body><p>" + "<b>a " * depth + "</b>" * depth + "</p></body></html>"
+        start = time.perf_counter()
+        extract(page, with_markdown=True, metadata=False)
+        return time.perf_counter() - start
+
+    seconds(1_000)  # warm
+    small, large = min(seconds(10_000) for _ in range(2)), seconds(80_000)
+    assert large <= 20 * small, (small, large)
 
 
 def test_a_layout_table_is_read_as_blocks() -> None:
