@@ -234,8 +234,8 @@ def _gold_fingerprint() -> str:
 
 def load_blocks(limit: int | None, cache: Path | None) -> list[PageBlocks]:
     """The pool's pages as :class:`PageBlocks`, computed once and cached (keyed by the
-    package's source, the gold, the feature names and the limit: a change of the code or
-    of the gold recomputes)."""
+    package's source, the gold, the feature names, the limit and the record's fields: a
+    change of the code or of the gold recomputes)."""
     fields = tuple(field.name for field in dataclasses.fields(PageBlocks))
     key = (
         _source_fingerprint(), _gold_fingerprint(), FEATURES, limit, LABEL_SETS, GOLD_SHARE, fields,
@@ -561,9 +561,9 @@ def final_model(
 
 
 def _fingerprint(pages: Sequence[PageBlocks]) -> str:
-    """A digest of the training data: the pages, their blocks' features and labels, and
-    what the rules read (the cut is chosen, and the cached scores computed, on the rules'
-    output as well as the model's)."""
+    """A digest of the training data: the pages and their sites, their blocks' features and
+    labels, and what the rules read (the cut is chosen, and the cached scores computed, on
+    the rules' output as well as the model's)."""
     digest = hashlib.sha1()
     for page in pages:
         digest.update(page.key.encode())
