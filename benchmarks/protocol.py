@@ -37,7 +37,7 @@ from typing import Any, Protocol
 import numpy as np
 from sklearn.model_selection import GroupKFold, StratifiedGroupKFold
 
-from scrapy_tagratio.urls import host_of
+from scrapy_tagratio.urls import domain_and_suffix, host_of
 
 from . import _data
 
@@ -133,26 +133,18 @@ def _host_of_file_name(name: str) -> str | None:
     the domain and lengthens its suffix (``laestrella.com.pa-laboral.html``:
     ``laestrella.com.pa``); None when no run does."""
     labels = name.split("-", 1)[0].lower().split(".")
-    extract = _domain_extractor()
     for count in range(2, len(labels) + 1):
         run = ".".join(labels[:count])
-        parts = extract(run)
-        if not (parts.suffix and parts.domain):
+        domain, suffix = domain_and_suffix(run)
+        if not (domain and suffix):
             continue
         if count < len(labels):
             longer = ".".join(labels[: count + 1])
-            extended = extract(longer)
-            if extended.domain == parts.domain and len(extended.suffix) > len(parts.suffix):
+            longer_domain, longer_suffix = domain_and_suffix(longer)
+            if longer_domain == domain and len(longer_suffix) > len(suffix):
                 run = longer
         return host_of(f"//{run}")
     return None
-
-
-@cache
-def _domain_extractor() -> Any:
-    import tldextract  # a dependency of Scrapy; its bundled suffix list, no download
-
-    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
 
 
 @cache

@@ -66,7 +66,7 @@ import numpy as np
 from .algorithms.base import Labelling, bad_parameter, check_range, dom_labelling
 from .document import Document
 from .overview import OverviewVerdict
-from .urls import host_of
+from .urls import domain_and_suffix, host_of
 
 __all__ = [
     "HEADLINE_LINKS",
@@ -171,13 +171,6 @@ def _headline_links(document: Document) -> tuple[np.ndarray, np.ndarray]:
 def _fitted_constants() -> dict[str, Any]:
     model: dict[str, Any] = json.loads(MODEL_PATH.read_text(encoding="utf-8"))
     return model["constants"]
-
-
-@cache
-def _domain_extractor() -> Any:
-    import tldextract  # a dependency of Scrapy; its bundled suffix list, no download
-
-    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
 
 
 def _url_fingerprint(url: str) -> np.uint64:
@@ -341,9 +334,9 @@ class SiteMemory:
         """The site ``url`` belongs to under this memory's scope; None without a host."""
         host = host_of(url)
         if host is not None and self.scope == "domain":
-            parts = _domain_extractor()(host)
-            if parts.domain and parts.suffix:
-                return f"{parts.domain}.{parts.suffix}"
+            domain, suffix = domain_and_suffix(host)
+            if domain and suffix:
+                return f"{domain}.{suffix}"
         return host
 
     def pages_seen(self, site: str) -> int:
