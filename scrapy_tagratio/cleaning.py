@@ -101,9 +101,15 @@ def _dropped(
     """The cleaning rule of every algorithm (DESIGN.md section 2), per element: dropped
     with its content when its tag is in :data:`SKIPPED_TAGS` or it is ``hidden``
     (indices), except a ``noscript`` for which ``holds_block_content(indices)`` is True
-    (libxml2 can swallow the page into an unclosed ``<noscript>``). The node table applies
+    (libxml2 can swallow the page into an unclosed ``<noscript>``). Ruby annotations
+    (``rt``, the reading set above a word) are dropped too where the page has no ``rp``:
+    without ``rp`` a plain-text rendering glues each reading to its word (NHK's
+    子こども for 子ども); with it the page spells the fallback it wants, the reading in
+    parentheses after the word (子ども（こども）), and it is kept. The node table applies
     it to the parsed elements, the source view to the start tags of the source."""
     skip = tags.mask(SKIPPED_TAGS)
+    if "rt" in tags.names and "rp" not in tags.names:
+        skip |= tags.mask(("rt",))
     noscripts = np.flatnonzero(tags.mask(("noscript",)))
     if noscripts.size:
         skip[noscripts] = ~holds_block_content(noscripts)

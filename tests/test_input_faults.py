@@ -3,6 +3,7 @@ article or garble it."""
 
 from __future__ import annotations
 
+from scrapy_tagratio import extract
 from scrapy_tagratio.document import Document, decode_html
 
 ARTICLE = (
@@ -79,3 +80,19 @@ def test_stray_elements_in_the_head_keep_the_body() -> None:
         page = f"<html><head><title>T</title>{stray}</head><body class='b'>{ARTICLE}</body></html>"
         text = Document.from_input(page).full_text
         assert all(f"Paragraph {i}:" in text for i in range(4)), stray
+
+
+def test_ruby_readings_without_rp_are_not_glued_to_their_words() -> None:
+    # NHK News Web Easy: a reading over each word, no <rp>; read as plain text the reading
+    # would follow its word (子こども); the page's words are 子ども.
+    page = "<p><ruby>子<rt>こ</rt></ruby>どもへの<ruby>法律<rt>ほうりつ</rt></ruby>ができる</p>"
+    assert Document.from_input(page).full_text == "子どもへの法律ができる"
+    for algorithm in ("tagratio", "cetr", "cetd"):  # node table and source view
+        text = extract(f"<html><body>{page * 30}</body></html>", algorithm=algorithm).text
+        assert "子ども" in text and "こ" not in text, algorithm
+
+
+def test_ruby_readings_with_rp_keep_the_fallback_the_page_spells() -> None:
+    # Yomiuri Shimbun: <rp> gives the fallback, the reading in parentheses after the word.
+    page = "<p>韓国の<ruby>尹錫悦<rp>（</rp><rt>ユンソンニョル</rt><rp>）</rp></ruby>大統領</p>"
+    assert Document.from_input(page).full_text == "韓国の尹錫悦（ユンソンニョル）大統領"
