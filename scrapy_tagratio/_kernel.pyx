@@ -1498,6 +1498,46 @@ def scan_markup(const unsigned char[:] data, Py_ssize_t limit):
     return deep, tbody, html_end
 
 
+
+def most_attributes(const unsigned char[:] data):
+    """The most attributes any start tag of the markup ``data`` holds, as
+    ``lexbor_reader._most_attributes`` counts them: a start tag is ``<`` and a letter, its
+    name runs to white space, ``/`` or ``>``, and it ends at the first ``>`` outside
+    quotes (a ``"`` or ``'`` quotes up to the next same quote), or with ``data``; its
+    attributes are its runs of bytes other than white space after the name, quoted runs
+    read as nothing. One ``memchr`` pass to the tags, a byte loop over each tag."""
+    cdef Py_ssize_t n = data.shape[0], at = 0, count, most = 0
+    cdef const unsigned char* base = &data[0] if n else NULL
+    cdef const unsigned char* found
+    cdef unsigned char ch
+    cdef bint in_run
+    while at < n:
+        found = <const unsigned char*>memchr(base + at, 60, n - at)  # "<"
+        if found is NULL:
+            break
+        at = found - base + 1
+        if at >= n or not (97 <= (base[at] | 32) <= 122):  # a letter
+            continue
+        while at < n and not (base[at] == 32 or 9 <= base[at] <= 13 or base[at] == 47
+                              or base[at] == 62):
+            at += 1
+        count = 0
+        in_run = False
+        while at < n and base[at] != 62:  # ">"
+            ch = base[at]
+            if ch == 34 or ch == 39:  # a quoted run, up to the same quote
+                found = <const unsigned char*>memchr(base + at + 1, ch, n - at - 1)
+                at = n if found is NULL else found - base + 1
+                continue
+            if ch == 32 or 9 <= ch <= 13:
+                in_run = False
+            elif not in_run:
+                in_run = True
+                count += 1
+            at += 1
+        most = max(most, count)
+    return most
+
 # ----------------------------------------------------------------------------- SAX driver
 # The reader without a tree: the third driver of _Events, from the SAX callbacks of
 # libxml2's HTML parser. lxml's wheels link libxml2 into its ``etree`` module and export its

@@ -91,6 +91,11 @@ _LEXBOR, _STATUS = _load()
 #: such pages go to the linear reader; and so do pages of more ``option`` start tags
 #: (lexbor is quadratic in the options of one ``select``: 20,000 took 1.5 s).
 MAX_BLOCK_DEPTH = 4096
+#: A page with a start tag of more attributes than this goes to the linear reader too:
+#: lexbor compares each attribute with the element's others (10,000 take 0.2 s, 100,000
+#: took 21 s). Counted as :func:`_most_attributes` does, a script's text can read as a few
+#: thousand (``a<b`` starts a "tag"): the development pages reach 3,898.
+MAX_ATTRIBUTES = 10_000
 #: The start and end tags of the elements whose start tag closes an open ``p`` (the ones
 #: that make lexbor look down its stack), for :func:`scan_markup`.
 _BLOCK_TAG = re.compile(
@@ -102,6 +107,10 @@ _HTML_END = re.compile(rb"</html(?:[\s/][^>]*)?>", re.I)
 _TBODY = re.compile(rb"<tbody[\s/>]", re.I)
 _FRAMESET = re.compile(rb"<frameset[\s/>]", re.I)
 _OPTION = re.compile(rb"<option[\s/>]", re.I)
+#: A start tag up to its ``>`` (not taken) or the end of the markup, for
+#: :func:`_most_attributes`: its name, then (group 1) the rest, quoted runs whole.
+_START_TAG = re.compile(rb"<[A-Za-z][^\s/>]*((?:[^>\"']+|\"[^\"]*\"?|'[^']*'?)*)")
+_QUOTED = re.compile(rb"\"[^\"]*\"?|'[^']*'?")
 #: lexbor's tag ids of text and element nodes (``LXB_TAG__TEXT``; elements above 5).
 _TEXT_ID = 2
 _LAST_SPECIAL_ID = 5
@@ -115,15 +124,16 @@ def lexbor_status() -> tuple[bool, str]:
 def scan_markup(data: bytes) -> tuple[bool, bool, int]:
     """What the lexbor reader checks in the markup ``data`` before parsing it: whether
     lexbor should leave it to the linear reader (its block tags may nest deeper than
-    :data:`MAX_BLOCK_DEPTH`, it has more ``<option`` start tags than that, or a
-    ``<frameset``, for which HTML5 drops the body that libxml2 reads), whether it has a
+    :data:`MAX_BLOCK_DEPTH`, it has more ``<option`` start tags than that, a start tag of
+    more than :data:`MAX_ATTRIBUTES` attributes, or a ``<frameset``, for which HTML5
+    drops the body that libxml2 reads), whether it has a
     ``<tbody`` start tag, and where its last ``</html>`` ends (-1 without one). In one C
     pass with the compiled kernel, else by string searches and regex passes (the depth
     and the options only on pages with more than :data:`MAX_BLOCK_DEPTH` tags, which
     bounds the others)."""
     if _KERNEL is not None:
         linear, tbody, html_end = _KERNEL.scan_markup(data, MAX_BLOCK_DEPTH)
-        return linear, tbody, html_end
+        return linear or _KERNEL.most_attributes(data) > MAX_ATTRIBUTES, tbody, html_end
     linear = _FRAMESET.search(data) is not None
     if not linear and data.count(b"<") > MAX_BLOCK_DEPTH:
         closes = np.fromiter((len(m.group(1)) for m in _BLOCK_TAG.finditer(data)), np.int8)
@@ -131,9 +141,27 @@ def scan_markup(data: bytes) -> tuple[bool, bool, int]:
             np.cumsum(1 - 2 * closes.astype(np.int32)).max() > MAX_BLOCK_DEPTH
         )
         linear = linear or sum(1 for _ in _OPTION.finditer(data)) > MAX_BLOCK_DEPTH
+    linear = linear or _most_attributes(data) > MAX_ATTRIBUTES
     tbody = _TBODY.search(data) is not None
     html_end = max((m.end() for m in _HTML_END.finditer(data)), default=-1)
     return linear, tbody, html_end
+
+
+def _most_attributes(data: bytes) -> int:
+    """The most attributes any start tag of the markup ``data`` holds (the compiled
+    kernel's ``most_attributes`` counts the same): a start tag is ``<`` and a letter,
+    its name runs to white space, ``/`` or ``>``, and it ends at the first ``>`` outside
+    quotes (a ``"`` or ``'`` quotes up to the next same quote), or with ``data``; its
+    attributes are its runs of bytes other than white space after the name, quoted runs
+    read as nothing (so a tag cannot hide attributes behind a quoted ``>``). A tag of
+    ``k`` such runs is at least ``2k - 1`` bytes long, so only long tags are counted.
+    The compiled twin, many times faster, runs where the kernel is built."""
+    most = 0
+    for tag in _START_TAG.finditer(data):
+        rest = tag.group(1)
+        if len(rest) >= 2 * most + 1:
+            most = max(most, len(_QUOTED.sub(b"", rest).split()))
+    return most
 
 
 def _walk_python(root: object, recorder: _Recorder, implied_tbody: bool) -> None:

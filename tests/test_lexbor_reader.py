@@ -12,6 +12,8 @@ import time
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from lxml import etree
 
 from benchmarks import _data
@@ -145,10 +147,16 @@ def test_an_explicit_tbody_is_kept() -> None:
         (b"", (False, False, -1)),
         (b"<select>" + b"<Option value=1>o" * 4097, (True, False, -1)),
         (b"<select>" + b"<option>o</option>" * 4096 + b"<optionx>", (False, False, -1)),
+        (b"<i " + b" ".join(b"a%d" % i for i in range(10_001)) + b">", (True, False, -1)),
+        (b"<i " + b" ".join(b"a%d" % i for i in range(10_000)) + b">", (False, False, -1)),
+        # A quoted ">" does not end the tag (lexbor reads on), nor does "<" start one.
+        (b"<i " + b' t=">"<b '.join(b"a%d" % i for i in range(5_001)) + b">", (True, False, -1)),
+        (b"<i a='" + b" x" * 20_000 + b"'>", (False, False, -1)),
     ],
     ids=[
         *("deep", "flat", "p and span", "upper case", "tbody", "html end", "frameset"),
-        *("empty", "many options", "options up to the limit"),
+        *("empty", "many options", "options up to the limit", "many attributes"),
+        *("attributes up to the limit", "attributes past quoted brackets", "one long value"),
     ],
 )
 def test_the_markup_scan_finds_what_lexbor_must_not_read(
@@ -159,6 +167,31 @@ def test_the_markup_scan_finds_what_lexbor_must_not_read(
     if not compiled:
         monkeypatch.setattr(lexbor_reader, "_KERNEL", None)
     assert lexbor_reader.scan_markup(markup) == expected
+
+
+@needs_walk
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from([b"<", b">", b"a", b"B", b" ", b"\n", b'"', b"'", b"/", b"="])))
+def test_both_counts_of_attributes_agree(pieces: list[bytes]) -> None:
+    markup = b"".join(pieces)
+    kernel = lexbor_reader._KERNEL
+    assert kernel is not None
+    assert kernel.most_attributes(markup) == lexbor_reader._most_attributes(markup)
+
+
+def test_an_element_of_a_hundred_thousand_attributes_takes_the_linear_path() -> None:
+    """Found by fuzzing: lexbor compares each attribute of an element with the others
+    (100,000 distinct ones: 21 s; libxml2's tree building too, which the target does not
+    build); the reader hands such a page to libxml2's parser target."""
+    html = "<html><body><div " + " ".join(f"a{i}" for i in range(100_000)) + ">x</div></body>"
+    start = time.perf_counter()
+    linear = read_page(html, reader="target")
+    target = time.perf_counter() - start
+    start = time.perf_counter()
+    page = read_page(html, reader="lexbor")
+    seconds = time.perf_counter() - start
+    assert seconds <= 3 * target + 0.1, f"{seconds:.2f} s, the target reader {target:.3f} s"
+    assert_same_events(page, linear)
 
 
 @pytest.mark.slow
