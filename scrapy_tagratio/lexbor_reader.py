@@ -57,7 +57,7 @@ KERNEL_FUNCTIONS = (
     "walk", "walk_lexbor", "bind_lexbor", "scan_markup", "piece_lengths", "span_text_lengths",
     "text_lines", "collapsed_runs", "first_codes", "nearest_flagged", "subtree_mask",
     "subtree_sums", "subtree_argmax", "sibling_groups", "tree_sums", "automaton_counts",
-    "bind_libxml2", "sax_read", "utf8_valid",
+    "bind_libxml2", "sax_read", "utf8_valid", "most_attributes",
 )  # fmt: skip
 
 
@@ -93,8 +93,9 @@ _LEXBOR, _STATUS = _load()
 MAX_BLOCK_DEPTH = 4096
 #: A page with a start tag of more attributes than this goes to the linear reader too:
 #: lexbor compares each attribute with the element's others (10,000 take 0.2 s, 100,000
-#: took 21 s). Counted as :func:`_most_attributes` does, a script's text can read as a few
-#: thousand (``a<b`` starts a "tag"): the development pages reach 3,898.
+#: took 21 s), and so does libxml2's tree building (100,000: 28 s; its SAX and target
+#: readers build no tree). Counted as :func:`_most_attributes` does, a script's text can
+#: read as a few thousand (``a<b`` starts a "tag"): the development pages reach 3,898.
 MAX_ATTRIBUTES = 10_000
 #: The start and end tags of the elements whose start tag closes an open ``p`` (the ones
 #: that make lexbor look down its stack), for :func:`scan_markup`.

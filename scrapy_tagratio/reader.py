@@ -248,11 +248,16 @@ def _read_kernel(
 ) -> PageEvents:
     """The compiled reader: libxml2's SAX callbacks where the SAX reader is used
     (:func:`sax_status`), else libxml2's tree walked in C, or the target for a page too
-    large for the tree (see the module's docstring)."""
+    large for the tree (see the module's docstring) or with an element of more attributes
+    than :data:`~.lexbor_reader.MAX_ATTRIBUTES` (libxml2, as lexbor, compares each
+    attribute of an element with the others as it builds the tree)."""
     if _SAX is not None:
         return _read_sax(_SAX, parser_parts(text, utf8), check_deadline)
     if _KERNEL is None or len(text) > KERNEL_MAX_CHARS:
         return _read_target(text, check_deadline, utf8)
+    markup = utf8 if utf8 is not None else text.encode("utf-8", "surrogatepass")
+    if _KERNEL.most_attributes(markup) > lexbor_reader.MAX_ATTRIBUTES:
+        return _read_target(text, check_deadline, utf8)  # libxml2's tree is quadratic in them
     return _read_tree(text, check_deadline, utf8)
 
 

@@ -182,6 +182,24 @@ def test_pages_the_tree_cannot_hold_are_read_whole(
     assert_same_events(kernel, target)
 
 
+@needs_kernel
+def test_the_tree_walk_leaves_an_element_of_a_hundred_thousand_attributes_to_the_target(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """libxml2 compares each attribute of an element with the others as it builds its tree
+    (100,000 distinct ones: 28 s); where the kernel walks that tree (lxml without the SAX
+    functions), such a page is read by the target, which builds none."""
+    monkeypatch.setattr(reader, "_SAX", None)
+    html = "<html><body><div " + " ".join(f"a{i}" for i in range(100_000)) + ">x</div></body>"
+    start = time.perf_counter()
+    target = read_page(html, reader="target")
+    reference = time.perf_counter() - start
+    start = time.perf_counter()
+    kernel = read_page(html, reader="kernel")
+    seconds = time.perf_counter() - start
+    assert seconds <= 3 * reference + 0.1, f"{seconds:.2f} s, the target {reference:.3f} s"
+    assert_same_events(kernel, target)
+
 class _Late(Exception):
     """The deadline passed (raised by a test's ``check_deadline``)."""
 
