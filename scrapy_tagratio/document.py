@@ -499,10 +499,18 @@ class Document:
     def source(self) -> SourceView:
         """The source view for CETR and CCB (built on first use)."""
         return source_view(parser_input(self.text))  # as the parser gets it
+#: A hidden element whose class or id holds "paywall" and that holds this many characters
+#: of text is the article's paywalled part, not a prompt (:func:`_hidden_to_skip`).
+PAYWALLED_CHARS = 500
+
+
 def _hidden_to_skip(page: PageEvents, body: int) -> list[int]:
-    """The hidden elements to clean away: all but those holding most of the body's text.
-    Scripts reveal such an element (React streaming puts the rendered page in
-    ``<div hidden id="S:0">`` and swaps it in): hiding it would leave a loading notice."""
+    """The hidden elements to clean away: all but those holding most of the body's text,
+    and those named "paywall" holding :data:`PAYWALLED_CHARS` of text. Scripts reveal
+    such an element: React streaming puts the rendered page in ``<div hidden id="S:0">``
+    and swaps it in (hiding it would leave a loading notice); news sites serve the
+    article's paywalled part in ``<div class="paywall" hidden>`` and show it to
+    subscribers (hiding it would leave the teaser)."""
     hidden = page.attributes.hidden
     if not hidden:
         return hidden
@@ -523,7 +531,11 @@ def _hidden_to_skip(page: PageEvents, body: int) -> list[int]:
         text_events = np.flatnonzero(page.kinds == EVENT_TEXT)
         runs = np.searchsorted(text_events, np.stack((opening[asked], closing[asked])))
         text = (prefix[runs[1]] - prefix[runs[0]]).tolist()
-    return [i for i, chars in zip(hidden, text, strict=False) if 2 * chars <= text[-1]]
+    return [
+        i
+        for i, chars in zip(hidden, text, strict=False)
+        if 2 * chars <= text[-1] and not (chars >= PAYWALLED_CHARS and "paywall" in page.hints[i])
+    ]
 
 
 def _body(page: PageEvents) -> int:

@@ -48,6 +48,26 @@ def test_small_hidden_elements_are_still_cleaned() -> None:
     assert "Subscribe" not in Document.from_input(page).full_text
 
 
+def test_paywalled_part_of_the_article_served_hidden_is_kept() -> None:
+    # ABC (es): the lead shows, the rest waits in a hidden "paywall" div for subscribers;
+    # the site's other text outweighs it, so it does not hold most of the body's text.
+    rest = "".join(
+        f"<p>Paragraph {i}: the visitors pressed high from the start and the home side "
+        "answered on the counter, twice hitting the post before the break.</p>"
+        for i in range(4)
+    )
+    menu = "".join(f"<li><a href='/s{i}'>Section {i} of the site</a></li>" for i in range(60))
+    page = (
+        f"<html><body><ul>{menu}</ul><article><h1>Draw in the relegation fight</h1>"
+        "<p>The home side drew 3-3 and stays eight points clear of the drop.</p>"
+        f"<div class='paywall' hidden>{rest}</div>"
+        "<div class='paywall-prompt' hidden>Subscribe to read the whole story.</div>"
+        "</article></body></html>"
+    )
+    text = Document.from_input(page).full_text
+    assert all(f"Paragraph {i}:" in text for i in range(4))
+    assert "Subscribe" not in text
+
 def test_textarea_copy_of_the_article_is_not_text() -> None:
     # "Republish this story": the article's HTML again, as the text of a textarea.
     copy = ARTICLE.replace("<", "&lt;").replace(">", "&gt;")
