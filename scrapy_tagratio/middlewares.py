@@ -162,10 +162,12 @@ def _new_memory(crawler: Crawler, settings: TagRatioSettings) -> SiteMemory | No
             crawler, settings.site_memory_redis_key, **settings.site_memory_options
         )
     except ImportError as exc:
-        raise SettingsError(
+        error = SettingsError(
             "TAGRATIO_SITE_MEMORY_BACKEND='redis' needs scrapy-redis and the redis client "
             f"(pip install 'scrapy-tagratio[redis]'): {exc}"
-        ) from None
+        )
+        report_bad_settings(error)  # one line, as for a bad value
+        raise error from None
 
 
 def overview_drop_reason(extraction: Extraction, settings: TagRatioSettings) -> str | None:
@@ -459,12 +461,14 @@ class TagRatioSpiderMiddleware(BaseSpiderMiddleware):
     def from_crawler(cls, crawler: Crawler) -> TagRatioSpiderMiddleware:
         settings = enabled_settings(crawler)
         if settings.overview_action in ("drop", "ignore") and not _pipeline_enabled(crawler):
-            raise SettingsError(
+            error = SettingsError(
                 f"TAGRATIO_OVERVIEW_ACTION={settings.overview_action!r} needs "
                 "scrapy_tagratio.pipelines.TagRatioPipeline in ITEM_PIPELINES to drop the "
                 "items of overview pages (ADDONS = {'scrapy_tagratio.Addon': 100} adds it), "
                 "or TAGRATIO_OVERVIEW_ACTION='tag'"
             )
+            report_bad_settings(error)  # one line, as for a bad value
+            raise error
         return cls(crawler, settings)
 
     def get_processed_request(self, request: Request, response: Response | None) -> Request:
