@@ -51,6 +51,7 @@ SITE = REPO / "example_project" / "site"
 ARTICLES = sorted(p for p in SITE.glob("*/*.html") if p.name != "index.html")
 ADDON = {"ADDONS": {"scrapy_tagratio.Addon": 100}}
 CETR_ARTICLE = "/science/tidal-turbine-first-power.html"
+MIDDLEWARES = "scrapy_tagratio.middlewares"
 
 
 def paragraphs(page: Path) -> list[str]:
@@ -682,12 +683,12 @@ def test_example_project_without_the_pipeline_stops_with_one_line(tmp_path: Path
     needs it, and `scrapy crawl` says so in one ERROR line, as for a bad value (it printed
     some 30 lines of asyncio's "Task exception was never retrieved" traceback)."""
     middlewares = {
-        "DOWNLOADER_MIDDLEWARES": {"scrapy_tagratio.middlewares.TagRatioDownloaderMiddleware": 540},
-        "SPIDER_MIDDLEWARES": {"scrapy_tagratio.middlewares.TagRatioSpiderMiddleware": 950},
+        "DOWNLOADER_MIDDLEWARES": json.dumps({f"{MIDDLEWARES}.TagRatioDownloaderMiddleware": 540}),
+        "SPIDER_MIDDLEWARES": json.dumps({f"{MIDDLEWARES}.TagRatioSpiderMiddleware": 950}),
     }
+    by_hand = [arg for name, value in middlewares.items() for arg in ("-s", f"{name}={value}")]
     proc = run_example(
-        "-O", str(tmp_path / "x.jsonl"), "-s", "ADDONS={}",
-        *(arg for name, value in middlewares.items() for arg in ("-s", f"{name}={json.dumps(value)}")),
+        "-O", str(tmp_path / "x.jsonl"), "-s", "ADDONS={}", *by_hand,
         cwd=REPO / "example_project",
     )  # fmt: skip
     assert proc.returncode != 0
