@@ -12,7 +12,12 @@ from scrapy_tagratio import ALGORITHMS, DEFAULT_ALGORITHM, extract
 from scrapy_tagratio.addon import Addon
 from scrapy_tagratio.middlewares import TagRatioDownloaderMiddleware, TagRatioSpiderMiddleware
 from scrapy_tagratio.overview import OverviewDetector
-from scrapy_tagratio.settings import SettingsError, TagRatioSettings
+from scrapy_tagratio.settings import (
+    MAX_WORKERS_PER_CPU,
+    SettingsError,
+    TagRatioSettings,
+    usable_cpus,
+)
 
 
 def settings_of(**values: Any) -> TagRatioSettings:
@@ -118,6 +123,18 @@ def test_bad_value_names_the_setting_and_allowed_values(
     with pytest.raises(SettingsError) as caught:
         settings_of(**{name: value})
     assert message in str(caught.value)
+
+
+def test_workers_are_bounded_by_the_cpus() -> None:
+    # TAGRATIO_WORKERS=1000000 (a typo) was accepted: the pool started interpreters until
+    # the machine gave out, no page was extracted, and Ctrl-C could not end the crawl.
+    limit = MAX_WORKERS_PER_CPU * usable_cpus()
+    assert settings_of(TAGRATIO_WORKERS=limit).workers == limit
+    for too_many in (limit + 1, 1_000_000, str(limit + 1)):
+        with pytest.raises(SettingsError) as caught:
+            settings_of(TAGRATIO_WORKERS=too_many)
+        assert f"TAGRATIO_WORKERS must be an integer from 0 to {limit}" in str(caught.value)
+        assert f"got {int(too_many)}" in str(caught.value)
 
 
 def test_empty_text_or_scores_field_leaves_it_out() -> None:
