@@ -115,7 +115,8 @@ class CrawlState:
         self.pool = pool
         #: The crawl's memory of its sites' templates (None: TAGRATIO_SITE_MEMORY off).
         self.site_memory = site_memory
-        self.warned: set[type] = set()
+        #: The item classes warned about, with the fields each warning named.
+        self.warned: set[tuple[type, tuple[str, ...]]] = set()
         #: Pages whose items wait for the site memory (:mod:`.hold`).
         self.held = 0
         self._drops: dict[int, tuple[Any, str]] = {}
@@ -285,8 +286,9 @@ def attach(
 ) -> None:
     """:func:`annotate` and count the item. An item whose class lacks some of the fields
     gets the others (``tagratio/items_partly_annotated``); one that lacks them all goes
-    on unchanged (``tagratio/items_unannotated``); either way one WARNING per class names
-    the missing fields and the settings that name them."""
+    on unchanged (``tagratio/items_unannotated``); either way one WARNING per class (and
+    set of missing fields: per-request settings may name others) names the missing fields
+    and the settings that name them."""
     missing = annotate(item, settings, extraction, error)
     if not missing:
         stats.inc_value(
@@ -296,9 +298,9 @@ def attach(
     partly = len(missing) < len(settings.item_fields)
     stats.inc_value("tagratio/items_partly_annotated" if partly else "tagratio/items_unannotated")
     item_class = type(item)
-    if item_class in state.warned:
+    if (item_class, missing) in state.warned:
         return
-    state.warned.add(item_class)
+    state.warned.add((item_class, missing))
     setting_of = {
         settings.text_field: "TAGRATIO_TEXT_FIELD",
         settings.scores_field: "TAGRATIO_SCORES_FIELD",

@@ -832,6 +832,30 @@ def test_spider_middleware_keeps_order_and_identity(
     assert all("overview page (overview score" in str(r) for i, r in enumerate(reasons) if i != 1)
 
 
+def test_each_set_of_missing_fields_of_a_class_is_named_once(
+    extractions: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Requests that rename the fields (or ask for the HTML) leave a class short of other
+    fields: each set is named in its own WARNING (the first set alone was named, the
+    others only counted)."""
+    mw = spider_middleware()
+    article = extractions["article"]
+    overrides = [
+        {"TAGRATIO_TEXT_FIELD": "body"},
+        {"TAGRATIO_ATTACH_HTML": True},
+        {"TAGRATIO_ATTACH_HTML": True},
+        {"TAGRATIO_TEXT_FIELD": "body"},
+    ]
+    with caplog.at_level("WARNING", logger="scrapy_tagratio"):
+        for override in overrides:
+            meta = {EXTRACTION_META: article, "tagratio_settings": override}
+            list(mw.process_spider_output(response_with(meta), [PageItem(url="u")], *SPIDER_ARG))
+    warnings = [r.getMessage() for r in caplog.records if "PageItem" in r.getMessage()]
+    assert len(warnings) == 2, warnings
+    assert "has no field 'body'" in warnings[0]
+    assert "has no field 'main_html'" in warnings[1] and "TAGRATIO_HTML_FIELD" in warnings[1]
+
+
 def test_spider_middleware_error_record_and_field_renames(extractions: dict[str, Any]) -> None:
     mw = spider_middleware(TAGRATIO_TEXT_FIELD="body", TAGRATIO_SCORES_FIELD="density")
     error = {"kind": "not_html", "message": "input is PNG image, not HTML"}
