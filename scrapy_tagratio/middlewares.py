@@ -54,7 +54,7 @@ from __future__ import annotations
 import logging
 import weakref
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from itemadapter import ItemAdapter
 from scrapy import signals
@@ -79,6 +79,7 @@ __all__ = [
     "ERROR_META",
     "EXTRACTION_META",
     "SETTINGS_META",
+    "Annotation",
     "CrawlState",
     "TagRatioDownloaderMiddleware",
     "TagRatioSpiderMiddleware",
@@ -210,21 +211,33 @@ def record_outcome(stats: StatsBatch, outcome: Outcome, url: str | None) -> None
         logger.warning("Could not extract %s (%s): %s", url, kind, outcome.error)
 
 
+class Annotation(NamedTuple):
+    """What :func:`annotate` could not set on an item."""
+
+    #: The fields its declared class lacks.
+    missing: tuple[str, ...]
+    #: The fields whose value the item refused (a class that validates assignment, such
+    #: as pydantic's ``validate_assignment`` or attrs validators, or a frozen one), with
+    #: the error; the item keeps what it had there.
+    refused: dict[str, str]
+
+
 def annotate(
     item: Any,
     settings: TagRatioSettings,
     extraction: Extraction | None,
     error: dict[str, str] | None = None,
-) -> tuple[str, ...]:
+) -> Annotation:
     """Set the text and scores fields of ``item`` from ``extraction``, or record ``error``
     (text ``None``, the error inside the scores) so the item goes on.
 
-    A declared item class gets the fields it declares; returns those it lacks (all of
-    them: the item is left as it is).
+    A declared item class gets the fields it declares and takes; the fields it lacks or
+    refuses are returned (never raised: the item and the rest of the callback's output go
+    on).
     """
     missing = missing_fields(type(item), settings.item_fields)
     if len(missing) == len(settings.item_fields):
-        return missing
+        return Annotation(missing, {})
     adapter = ItemAdapter(item)
     if extraction is None:
         values: dict[str, Any] = {
@@ -250,10 +263,15 @@ def annotate(
             settings.html_field: extraction.html,
             settings.metadata_field or "": metadata,
         }
+    refused: dict[str, str] = {}
     for field in settings.item_fields:
         if field not in missing:
-            adapter[field] = values[field]
-    return missing
+            try:
+                adapter[field] = values[field]
+            except Exception as exc:  # the item's own validation, or a frozen class
+                first_line = str(exc).strip().partition("\n")[0]
+                refused[field] = f"{type(exc).__name__}: {first_line}"
+    return Annotation(missing, refused)
 
 
 def _formatted_text(extraction: Extraction, text_format: str) -> str:
@@ -284,29 +302,51 @@ def attach(
     extraction: Extraction | None,
     error: dict[str, str] | None = None,
 ) -> None:
-    """:func:`annotate` and count the item. An item whose class lacks some of the fields
-    gets the others (``tagratio/items_partly_annotated``); one that lacks them all goes
-    on unchanged (``tagratio/items_unannotated``); either way one WARNING per class (and
-    set of missing fields: per-request settings may name others) names the missing fields
-    and the settings that name them."""
-    missing = annotate(item, settings, extraction, error)
-    if not missing:
+    """:func:`annotate` and count the item. An item whose class lacks or refuses some of
+    the fields gets the others (``tagratio/items_partly_annotated``); one that lacks or
+    refuses them all goes on unchanged (``tagratio/items_unannotated``); either way one
+    WARNING per class (and set of such fields: per-request settings may name others, a
+    failed page's None may be refused where its text is not) names them and the settings
+    that name them."""
+    missing, refused = annotate(item, settings, extraction, error)
+    lacking = (*missing, *refused)
+    if not lacking:
         stats.inc_value(
             "tagratio/items_annotated" if extraction is not None else "tagratio/items_with_error"
         )
         return
-    partly = len(missing) < len(settings.item_fields)
-    stats.inc_value("tagratio/items_partly_annotated" if partly else "tagratio/items_unannotated")
+    partly = len(lacking) < len(settings.item_fields)
+    counted = "tagratio/items_partly_annotated" if partly else "tagratio/items_unannotated"
+    stats.inc_value(counted)
     item_class = type(item)
-    if (item_class, missing) in state.warned:
-        return
-    state.warned.add((item_class, missing))
     setting_of = {
         settings.text_field: "TAGRATIO_TEXT_FIELD",
         settings.scores_field: "TAGRATIO_SCORES_FIELD",
         settings.html_field: "TAGRATIO_HTML_FIELD",
         settings.metadata_field or "": "TAGRATIO_METADATA_FIELD",
     }
+    given = [field for field in settings.item_fields if field not in lacking]
+    passing = f"with {', '.join(map(repr, given))} only" if given else "without any of them"
+    if refused and (item_class, ("refused", *refused)) not in state.warned:
+        state.warned.add((item_class, ("refused", *refused)))
+        logger.warning(
+            "Items of class %s.%s pass %s: they refuse the value of %s (%s). Let %s take "
+            "None, text and a dict (e.g. main_text: str | None = None, tagratio: "
+            "dict[str, Any] | None = None), or set %s to other fields, or to '' to leave "
+            "them out. Counted in %s.",
+            item_class.__module__,
+            item_class.__qualname__,
+            passing,
+            ", ".join(map(repr, refused)),
+            "; ".join(f"{field}: {why}" for field, why in refused.items()),
+            "them" if len(refused) > 1 else "it",
+            " / ".join(setting_of[field] for field in refused),
+            counted,
+        )
+    if not missing or (item_class, missing) in state.warned:
+        return
+    state.warned.add((item_class, missing))
+    partly = len(missing) < len(settings.item_fields)
     given = [field for field in settings.item_fields if field not in missing]
     logger.warning(
         "Items of class %s.%s pass %s: the class has no field %s. Declare %s (e.g. %s = "
@@ -323,7 +363,7 @@ def attach(
         missing[0],
         " / ".join(setting_of[field] for field in missing),
         EXTRACTION_META,
-        "tagratio/items_partly_annotated" if partly else "tagratio/items_unannotated",
+        counted,
     )
 
 

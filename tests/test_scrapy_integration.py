@@ -966,6 +966,115 @@ def test_declared_item_class_without_the_fields_loses_no_item_and_gets_what_it_d
     assert "TAGRATIO_SCORES_FIELD" in warnings[0]
 
 
+class StrictModel(pydantic.BaseModel):
+    """Validates assignments: its text must be a str (a failed page's None is refused)."""
+
+    model_config = pydantic.ConfigDict(validate_assignment=True)
+    url: str
+    main_text: str = ""
+    tagratio: dict[str, Any] = {}
+
+
+class TypedScores(pydantic.BaseModel):
+    """Validates assignments: its scores must be numbers (the scores are not all)."""
+
+    model_config = pydantic.ConfigDict(validate_assignment=True)
+    url: str
+    main_text: str | None = None
+    tagratio: dict[str, float] | None = None
+    raw_html: str | None = None
+
+
+@attrs.define
+class ValidatedAttrs:
+    """attrs runs validators on assignment: its text must be a str."""
+
+    url: str
+    main_text: str = attrs.field(default="", validator=attrs.validators.instance_of(str))
+    tagratio: dict[str, Any] | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class FrozenItem:
+    url: str
+    main_text: str | None = None
+    tagratio: dict[str, Any] | None = None
+
+
+class StrictItemSpider(scrapy.Spider):
+    """Yields, per page, items of classes that refuse some of the plugin's values between
+    two dicts, a raw-HTML item for the pipeline, and a request."""
+
+    name = "strict-items"
+
+    def __init__(self, urls: str, follow: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.start_urls = json.loads(urls)
+        self.follow = follow
+
+    def parse(self, response: Response) -> Iterator[Any]:
+        yield {"url": response.url, "kind": "before"}
+        yield StrictModel(url=response.url)
+        yield TypedScores(url=response.url)
+        yield ValidatedAttrs(url=response.url)
+        yield FrozenItem(url=response.url)
+        yield {"url": response.url, "kind": "after"}
+        yield TypedScores(url=response.url + "#raw", raw_html=response.text)
+        yield Request(self.follow, callback=self.parse_followed)
+
+    def parse_followed(self, response: Response) -> Iterator[Any]:
+        yield {"url": response.url, "kind": "followed"}
+
+
+def test_items_that_refuse_a_value_are_kept_with_the_rest_of_the_output(
+    site: LocalSite, run_crawls: Callable[..., dict[str, CrawlResult]]
+) -> None:
+    """An item class that validates assignment (pydantic's validate_assignment, attrs
+    validators) or is frozen refuses some values: the assignment raised into Scrapy, and
+    the item, every later item of the callback and its requests were lost (a crawl
+    'Spider error'); a raw-HTML item was lost in the pipeline. Now the item goes on with
+    what it took, counted, and one WARNING per class names the refused field."""
+    png = site.add("/strict/picture.html", b"\x89PNG\r\n\x1a\n" + bytes(300), "text/html")
+    article = site.url("/" + ARTICLES[0].relative_to(SITE).as_posix())
+    follow = site.url("/" + ARTICLES[1].relative_to(SITE).as_posix())
+    args = {"urls": json.dumps([article, png]), "follow": follow}
+    spider = "test_scrapy_integration:StrictItemSpider"
+    result = run_crawls([CrawlSpec("strict", spider, ADDON, args)])["strict"]
+    stats = result.stats
+    assert result.error is None
+    assert "spider_exceptions/count" not in stats and "log_count/ERROR" not in stats, result.log
+    # Every item of both pages (7 each) and the followed page's arrives; the request went out.
+    assert stats["item_scraped_count"] == 2 * 7 + 1
+    by_url: dict[str, list[dict[str, Any]]] = {}
+    for item in result.items:
+        by_url.setdefault(item["url"], []).append(item)
+    assert [i["kind"] for i in by_url[follow]] == ["followed"]
+    text = by_url[article][-1]["main_text"]
+    assert all(p in text for p in paragraphs(ARTICLES[0]))
+    # The article: the strict model takes both, the typed scores its text only, the
+    # validated attrs class both, the frozen one nothing.
+    assert [i.get("main_text") for i in by_url[article]] == [text, text, text, text, None, text]
+    assert [bool(i.get("tagratio")) for i in by_url[article]] == [1, 1, 0, 1, 0, 1]
+    # The picture: its None text is refused by the str fields; the error record goes in.
+    picture = by_url[png]
+    assert [i.get("main_text") for i in picture] == [None, "", None, "", None, None]
+    assert [(i.get("tagratio") or {}).get("error", {}).get("kind") for i in picture] == [
+        "not_html", "not_html", None, "not_html", None, "not_html"
+    ]  # fmt: skip
+    # The pipeline's raw-HTML items (the pages' own HTML): the text taken, the scores not.
+    [raw] = by_url[article + "#raw"]
+    assert raw["main_text"] == text and raw["tagratio"] is None
+    # Partly annotated: TypedScores and its raw item on both pages; on the picture also
+    # StrictModel and ValidatedAttrs. Unannotated: the frozen ones.
+    assert stats["tagratio/items_partly_annotated"] == 2 + 4
+    assert stats["tagratio/items_unannotated"] == 2
+    warnings = [line for line in result.log.splitlines() if " refuse" in line]
+    classes = ["StrictModel", "TypedScores", "ValidatedAttrs", "FrozenItem"]
+    assert sorted(c for c in classes for w in warnings if f".{c} " in w) == sorted(classes)
+    assert len(warnings) == len(classes), warnings  # one per class and refused fields
+    assert any("'tagratio'" in w and "TypedScores" in w and "Error" in w for w in warnings)
+
+
 # ---------------------------------------------------------------------- request meta
 class MetaProbe:
     """Downloader middleware (first in line) counting requests that reach the downloader
