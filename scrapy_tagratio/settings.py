@@ -425,7 +425,7 @@ class TagRatioSettings:
         """
         if not overrides:
             return self
-        if not isinstance(overrides, Mapping):
+        if not isinstance(overrides, Mapping) or not all(isinstance(k, str) for k in overrides):
             raise SettingsError(
                 f"meta['tagratio_settings'] must be a dict of TAGRATIO_* settings; "
                 f"got {overrides!r}"

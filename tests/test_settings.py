@@ -182,6 +182,11 @@ def test_per_request_overrides() -> None:
         crawl.with_overrides({"TAGRATIO_TIME_BUDGET": "soon"})
     with pytest.raises(SettingsError, match=r"meta\['tagratio_settings'\] must be a dict"):
         crawl.with_overrides(["TAGRATIO_ENABLED"])  # type: ignore[arg-type]
+    # Keys that are not names (a TypeError from sorting them escaped the downloader
+    # middleware, which fails the page as a download error: its items were lost).
+    for keys in ({1: 2, "TAGRATIO_X": 3}, {("TAGRATIO_ENABLED",): False}):
+        with pytest.raises(SettingsError, match=r"meta\['tagratio_settings'\] must be a dict"):
+            crawl.with_overrides(keys)
 
 
 LINK_LIST = (
