@@ -6,7 +6,9 @@ A response flows downloader middleware -> callback -> spider middleware -> pipel
 
 * :class:`TagRatioDownloaderMiddleware` runs the extractor on every HTML response with a
   2xx status (or one of ``TAGRATIO_EXTRACT_STATUSES``; non-HTML responses and other
-  statuses pass untouched and are counted), in the reactor thread or in the worker pool,
+  statuses pass untouched and are counted; responses to requests without a callback,
+  Scrapy's ``NO_CALLBACK`` of robots.txt and the media pipelines, pass uncounted), in
+  the reactor thread or in the worker pool,
   and puts the :class:`~scrapy_tagratio.Extraction` in ``response.meta["tagratio"]`` for
   the callback, or an error record in ``response.meta["tagratio_error"]``. With
   ``TAGRATIO_OVERVIEW_ACTION = "ignore"`` overview pages are dropped here with
@@ -60,6 +62,7 @@ from itemadapter import ItemAdapter
 from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import HtmlResponse, Request, Response
+from scrapy.http.request import NO_CALLBACK
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 from scrapy.utils.conf import build_component_list
 from scrapy.utils.misc import load_object
@@ -429,6 +432,9 @@ class TagRatioDownloaderMiddleware:
         # must not lend the parent's extraction to this page.
         for key in (EXTRACTION_META, ERROR_META, HOLD_META):
             meta.pop(key, None)
+        if request.callback is NO_CALLBACK:
+            # robots.txt, the media pipelines' downloads: no callback, no item sees them.
+            return response
         stats = self.stats
         if not isinstance(response, HtmlResponse):
             stats.inc_value("tagratio/skipped/non_html")

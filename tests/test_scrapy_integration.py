@@ -441,6 +441,27 @@ def test_error_pages_are_not_extracted_unless_listed(
     assert all(item["main_text"] for item in with_404.items if item["status"] == 404)
 
 
+def test_responses_to_requests_without_callback_are_not_extracted(
+    local_site: Callable[..., LocalSite], run_crawls: Callable[..., dict[str, CrawlResult]]
+) -> None:
+    """robots.txt (and the media pipelines' downloads) are requested with Scrapy's
+    NO_CALLBACK: no callback sees them, no item can get their extraction. A server that
+    answers /robots.txt with its HTML home page (single-page apps do) had it extracted,
+    counted as a page of the crawl (an overview page) and recorded in the site memory."""
+    server = local_site()
+    links = "".join(f'<li><a href="/a{i}">{headline(p)}</a></li>' for i, p in enumerate(ARTICLES))
+    server.add("/robots.txt", FRONT.format(links=links))
+    page = server.add("/ok.html", ARTICLES[0].read_bytes())
+    settings = {**ADDON, "ROBOTSTXT_OBEY": True}
+    spider = "test_scrapy_integration:StatusSpider"
+    spec = CrawlSpec("robots", spider, settings, {"pages": json.dumps([page])})
+    result = run_crawls([spec])["robots"]
+    assert result.stats["robotstxt/response_count"] == 1
+    assert result.stats["tagratio/pages_extracted"] == 1
+    assert "tagratio/overview_pages" not in result.stats
+    assert [item["url"] for item in result.items if item["main_text"]] == [page]
+
+
 class RedirectedSpider(StatusSpider):
     """As :class:`StatusSpider`, letting Scrapy's downloader middlewares follow redirects
     and meta refreshes as they do by default."""
