@@ -541,12 +541,26 @@ class TagRatioSpiderMiddleware(BaseSpiderMiddleware):
         (Scrapy 2.13 runs a sync callback's output through the sync path: no hold there.)"""
         hold = response.meta.get(HOLD_META) if response is not None else None
         held = hold is not None and self.state.site_memory is not None
-        items = []
-        async for o in result:
-            if held and ItemAdapter.is_item(o):
-                items.append(o)
-            elif (o := self._get_processed(o, response)) is not None:
-                yield o
+        items: list[Any] = []
+        try:
+            async for o in result:
+                if held and ItemAdapter.is_item(o):
+                    items.append(o)
+                elif (o := self._get_processed(o, response)) is not None:
+                    yield o
+        except Exception:
+            # The callback failed after yielding items: they go on (as without the
+            # hold), then its error.
+            async for item in self._released(response, hold, items):
+                yield item
+            raise
+        async for item in self._released(response, hold, items):
+            yield item
+
+    async def _released(
+        self, response: Response | None, hold: tuple[str, int] | None, items: list[Any]
+    ) -> AsyncIterator[Any]:
+        """The held ``items``, once the memory knows enough pages of the site."""
         if not items:
             return
         assert response is not None and hold is not None
