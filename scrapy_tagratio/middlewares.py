@@ -404,10 +404,14 @@ def _settings_for(base: TagRatioSettings, meta: dict[str, Any]) -> TagRatioSetti
 def _pipeline_enabled(crawler: Crawler) -> bool:
     from .pipelines import TagRatioPipeline  # the pipeline module imports this one
 
-    pipelines = build_component_list(crawler.settings.getwithbase("ITEM_PIPELINES"))
+    return _enabled(crawler, "ITEM_PIPELINES", TagRatioPipeline)
+
+
+def _enabled(crawler: Crawler, setting: str, component: type) -> bool:
+    """Whether ``component`` (or a subclass) is in the component dict ``setting``."""
+    listed = build_component_list(crawler.settings.getwithbase(setting))
     return any(
-        isinstance(cls, type) and issubclass(cls, TagRatioPipeline)
-        for cls in map(load_object, pipelines)
+        isinstance(cls, type) and issubclass(cls, component) for cls in map(load_object, listed)
     )
 
 
@@ -517,6 +521,14 @@ class TagRatioSpiderMiddleware(BaseSpiderMiddleware):
             )
             report_bad_settings(error)  # one line, as for a bad value
             raise error
+        if not _enabled(crawler, "DOWNLOADER_MIDDLEWARES", TagRatioDownloaderMiddleware):
+            logger.warning(
+                "scrapy_tagratio.middlewares.TagRatioDownloaderMiddleware is not in "
+                "DOWNLOADER_MIDDLEWARES: no response is extracted, and items get the main "
+                "text only from their own %s in the pipeline (ADDONS = "
+                "{'scrapy_tagratio.Addon': 100} enables all three components)",
+                settings.source_field,
+            )
         return cls(crawler, settings)
 
     def get_processed_request(self, request: Request, response: Response | None) -> Request:

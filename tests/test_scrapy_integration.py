@@ -1176,3 +1176,23 @@ def test_dropping_needs_the_pipeline() -> None:
         TagRatioSpiderMiddleware.from_crawler(make_crawler(only_middlewares))
     tag = {**only_middlewares, "TAGRATIO_OVERVIEW_ACTION": "tag"}
     assert TagRatioSpiderMiddleware.from_crawler(make_crawler(tag))
+
+
+def test_the_spider_middleware_without_the_downloader_middleware_says_so(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Listed by hand without the downloader middleware, nothing is extracted: every item
+    went through without a word. One WARNING says so; with the add-on, none."""
+    by_hand = {
+        "SPIDER_MIDDLEWARES": {TagRatioSpiderMiddleware: 950},
+        "ITEM_PIPELINES": {TagRatioPipeline: 100},
+    }
+    with caplog.at_level("WARNING", logger="scrapy_tagratio"):
+        TagRatioSpiderMiddleware.from_crawler(make_crawler(by_hand))
+    [warning] = [r.getMessage() for r in caplog.records]
+    assert "TagRatioDownloaderMiddleware is not in DOWNLOADER_MIDDLEWARES" in warning
+    assert "no response is extracted" in warning
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="scrapy_tagratio"):
+        TagRatioSpiderMiddleware.from_crawler(make_crawler(ADDON))
+    assert not caplog.records
