@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from datetime import datetime
 from typing import Any
@@ -53,7 +54,8 @@ def extract(
         algorithm: a name from :data:`ALGORITHMS` (None: the project's default,
             ``DEFAULT_ALGORITHM``) or a configured algorithm instance.
         url: the page's URL (used by the overview detector and reported back).
-        content_type: the HTTP ``Content-Type`` header, for its charset.
+        content_type: the HTTP ``Content-Type`` header, for its charset (``str``, or the
+            ``bytes`` of Scrapy's ``response.headers``).
         max_bytes: refuse pages larger than this (:class:`ExtractionError`).
         time_budget: seconds; an analysis running past it stops with
             :class:`ExtractionError` instead of hanging on.
@@ -78,8 +80,12 @@ def extract(
 
     Raises:
         ExtractionError: input that cannot be analysed (binary data, too large, out of
-            time) or an unknown algorithm or bad parameter.
+            time) or an unknown algorithm or bad parameter, or an argument of the wrong
+            type or value (kind ``bad_parameter``).
     """
+    content_type = _check_arguments(
+        url, content_type, max_bytes, time_budget, now, overview, site_memory
+    )
     if isinstance(algorithm, Algorithm):
         if params:
             raise bad_parameter("give parameters either in the algorithm instance or as keywords")
@@ -156,3 +162,41 @@ def extract(
         template_chars=template_chars,
         block_scores=labelling.block_scores,
     )
+
+
+def _check_arguments(
+    url: Any,
+    content_type: Any,
+    max_bytes: Any,
+    time_budget: Any,
+    now: Any,
+    overview: Any,
+    site_memory: Any,
+) -> str | None:
+    """Check :func:`extract`'s keyword arguments (an ``ExtractionError`` of kind
+    ``bad_parameter`` naming the first bad one); the content type as text."""
+    if isinstance(content_type, bytes):  # Scrapy's response.headers hold bytes
+        content_type = content_type.decode("latin-1")
+    for name, value, kind, what in (
+        ("url", url, str, "a str"),
+        ("content_type", content_type, str, "a str or bytes"),
+        ("now", now, datetime, "a datetime"),
+        ("overview", overview, OverviewDetector, "an OverviewDetector"),
+        ("site_memory", site_memory, SiteMemory, "a SiteMemory"),
+    ):
+        if value is not None and not isinstance(value, kind):
+            raise bad_parameter(f"{name} must be {what} or None; got {value!r}")
+    if max_bytes is not None and (
+        isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 0
+    ):
+        raise bad_parameter(f"max_bytes must be an integer >= 0 or None; got {max_bytes!r}")
+    if time_budget is not None and (
+        isinstance(time_budget, bool)
+        or not isinstance(time_budget, (int, float))
+        or not math.isfinite(time_budget)
+        or time_budget < 0
+    ):
+        raise bad_parameter(
+            f"time_budget must be a number of seconds >= 0 or None; got {time_budget!r}"
+        )
+    return content_type

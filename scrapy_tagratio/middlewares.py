@@ -6,7 +6,9 @@ A response flows downloader middleware -> callback -> spider middleware -> pipel
 
 * :class:`TagRatioDownloaderMiddleware` runs the extractor on every HTML response with a
   2xx status (or one of ``TAGRATIO_EXTRACT_STATUSES``; non-HTML responses and other
-  statuses pass untouched and are counted), in the reactor thread or in the worker pool,
+  statuses pass untouched and are counted; responses to requests without a callback,
+  Scrapy's ``NO_CALLBACK`` of robots.txt and the media pipelines, pass uncounted), in
+  the reactor thread or in the worker pool,
   and puts the :class:`~scrapy_tagratio.Extraction` in ``response.meta["tagratio"]`` for
   the callback, or an error record in ``response.meta["tagratio_error"]``. With
   ``TAGRATIO_OVERVIEW_ACTION = "ignore"`` overview pages are dropped here with
@@ -54,12 +56,13 @@ from __future__ import annotations
 import logging
 import weakref
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from itemadapter import ItemAdapter
 from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import HtmlResponse, Request, Response
+from scrapy.http.request import NO_CALLBACK
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 from scrapy.utils.conf import build_component_list
 from scrapy.utils.misc import load_object
@@ -79,6 +82,7 @@ __all__ = [
     "ERROR_META",
     "EXTRACTION_META",
     "SETTINGS_META",
+    "Annotation",
     "CrawlState",
     "TagRatioDownloaderMiddleware",
     "TagRatioSpiderMiddleware",
@@ -115,7 +119,8 @@ class CrawlState:
         self.pool = pool
         #: The crawl's memory of its sites' templates (None: TAGRATIO_SITE_MEMORY off).
         self.site_memory = site_memory
-        self.warned: set[type] = set()
+        #: The item classes warned about, with the fields each warning named.
+        self.warned: set[tuple[type, tuple[str, ...]]] = set()
         #: Pages whose items wait for the site memory (:mod:`.hold`).
         self.held = 0
         self._drops: dict[int, tuple[Any, str]] = {}
@@ -162,10 +167,12 @@ def _new_memory(crawler: Crawler, settings: TagRatioSettings) -> SiteMemory | No
             crawler, settings.site_memory_redis_key, **settings.site_memory_options
         )
     except ImportError as exc:
-        raise SettingsError(
+        error = SettingsError(
             "TAGRATIO_SITE_MEMORY_BACKEND='redis' needs scrapy-redis and the redis client "
             f"(pip install 'scrapy-tagratio[redis]'): {exc}"
-        ) from None
+        )
+        report_bad_settings(error)  # one line, as for a bad value
+        raise error from None
 
 
 def overview_drop_reason(extraction: Extraction, settings: TagRatioSettings) -> str | None:
@@ -207,21 +214,33 @@ def record_outcome(stats: StatsBatch, outcome: Outcome, url: str | None) -> None
         logger.warning("Could not extract %s (%s): %s", url, kind, outcome.error)
 
 
+class Annotation(NamedTuple):
+    """What :func:`annotate` could not set on an item."""
+
+    #: The fields its declared class lacks.
+    missing: tuple[str, ...]
+    #: The fields whose value the item refused (a class that validates assignment, such
+    #: as pydantic's ``validate_assignment`` or attrs validators, or a frozen one), with
+    #: the error; the item keeps what it had there.
+    refused: dict[str, str]
+
+
 def annotate(
     item: Any,
     settings: TagRatioSettings,
     extraction: Extraction | None,
     error: dict[str, str] | None = None,
-) -> tuple[str, ...]:
+) -> Annotation:
     """Set the text and scores fields of ``item`` from ``extraction``, or record ``error``
     (text ``None``, the error inside the scores) so the item goes on.
 
-    A declared item class gets the fields it declares; returns those it lacks (all of
-    them: the item is left as it is).
+    A declared item class gets the fields it declares and takes; the fields it lacks or
+    refuses are returned (never raised: the item and the rest of the callback's output go
+    on).
     """
     missing = missing_fields(type(item), settings.item_fields)
     if len(missing) == len(settings.item_fields):
-        return missing
+        return Annotation(missing, {})
     adapter = ItemAdapter(item)
     if extraction is None:
         values: dict[str, Any] = {
@@ -247,10 +266,15 @@ def annotate(
             settings.html_field: extraction.html,
             settings.metadata_field or "": metadata,
         }
+    refused: dict[str, str] = {}
     for field in settings.item_fields:
         if field not in missing:
-            adapter[field] = values[field]
-    return missing
+            try:
+                adapter[field] = values[field]
+            except Exception as exc:  # the item's own validation, or a frozen class
+                first_line = str(exc).strip().partition("\n")[0]
+                refused[field] = f"{type(exc).__name__}: {first_line}"
+    return Annotation(missing, refused)
 
 
 def _formatted_text(extraction: Extraction, text_format: str) -> str:
@@ -281,28 +305,51 @@ def attach(
     extraction: Extraction | None,
     error: dict[str, str] | None = None,
 ) -> None:
-    """:func:`annotate` and count the item. An item whose class lacks some of the fields
-    gets the others (``tagratio/items_partly_annotated``); one that lacks them all goes
-    on unchanged (``tagratio/items_unannotated``); either way one WARNING per class names
-    the missing fields and the settings that name them."""
-    missing = annotate(item, settings, extraction, error)
-    if not missing:
+    """:func:`annotate` and count the item. An item whose class lacks or refuses some of
+    the fields gets the others (``tagratio/items_partly_annotated``); one that lacks or
+    refuses them all goes on unchanged (``tagratio/items_unannotated``); either way one
+    WARNING per class (and set of such fields: per-request settings may name others, a
+    failed page's None may be refused where its text is not) names them and the settings
+    that name them."""
+    missing, refused = annotate(item, settings, extraction, error)
+    lacking = (*missing, *refused)
+    if not lacking:
         stats.inc_value(
             "tagratio/items_annotated" if extraction is not None else "tagratio/items_with_error"
         )
         return
-    partly = len(missing) < len(settings.item_fields)
-    stats.inc_value("tagratio/items_partly_annotated" if partly else "tagratio/items_unannotated")
+    partly = len(lacking) < len(settings.item_fields)
+    counted = "tagratio/items_partly_annotated" if partly else "tagratio/items_unannotated"
+    stats.inc_value(counted)
     item_class = type(item)
-    if item_class in state.warned:
-        return
-    state.warned.add(item_class)
     setting_of = {
         settings.text_field: "TAGRATIO_TEXT_FIELD",
         settings.scores_field: "TAGRATIO_SCORES_FIELD",
         settings.html_field: "TAGRATIO_HTML_FIELD",
         settings.metadata_field or "": "TAGRATIO_METADATA_FIELD",
     }
+    given = [field for field in settings.item_fields if field not in lacking]
+    passing = f"with {', '.join(map(repr, given))} only" if given else "without any of them"
+    if refused and (item_class, ("refused", *refused)) not in state.warned:
+        state.warned.add((item_class, ("refused", *refused)))
+        logger.warning(
+            "Items of class %s.%s pass %s: they refuse the value of %s (%s). Let %s take "
+            "None, text and a dict (e.g. main_text: str | None = None, tagratio: "
+            "dict[str, Any] | None = None), or set %s to other fields, or to '' to leave "
+            "them out. Counted in %s.",
+            item_class.__module__,
+            item_class.__qualname__,
+            passing,
+            ", ".join(map(repr, refused)),
+            "; ".join(f"{field}: {why}" for field, why in refused.items()),
+            "them" if len(refused) > 1 else "it",
+            " / ".join(setting_of[field] for field in refused),
+            counted,
+        )
+    if not missing or (item_class, missing) in state.warned:
+        return
+    state.warned.add((item_class, missing))
+    partly = len(missing) < len(settings.item_fields)
     given = [field for field in settings.item_fields if field not in missing]
     logger.warning(
         "Items of class %s.%s pass %s: the class has no field %s. Declare %s (e.g. %s = "
@@ -319,7 +366,7 @@ def attach(
         missing[0],
         " / ".join(setting_of[field] for field in missing),
         EXTRACTION_META,
-        "tagratio/items_partly_annotated" if partly else "tagratio/items_unannotated",
+        counted,
     )
 
 
@@ -357,10 +404,14 @@ def _settings_for(base: TagRatioSettings, meta: dict[str, Any]) -> TagRatioSetti
 def _pipeline_enabled(crawler: Crawler) -> bool:
     from .pipelines import TagRatioPipeline  # the pipeline module imports this one
 
-    pipelines = build_component_list(crawler.settings.getwithbase("ITEM_PIPELINES"))
+    return _enabled(crawler, "ITEM_PIPELINES", TagRatioPipeline)
+
+
+def _enabled(crawler: Crawler, setting: str, component: type) -> bool:
+    """Whether ``component`` (or a subclass) is in the component dict ``setting``."""
+    listed = build_component_list(crawler.settings.getwithbase(setting))
     return any(
-        isinstance(cls, type) and issubclass(cls, TagRatioPipeline)
-        for cls in map(load_object, pipelines)
+        isinstance(cls, type) and issubclass(cls, component) for cls in map(load_object, listed)
     )
 
 
@@ -385,6 +436,9 @@ class TagRatioDownloaderMiddleware:
         # must not lend the parent's extraction to this page.
         for key in (EXTRACTION_META, ERROR_META, HOLD_META):
             meta.pop(key, None)
+        if request.callback is NO_CALLBACK:
+            # robots.txt, the media pipelines' downloads: no callback, no item sees them.
+            return response
         stats = self.stats
         if not isinstance(response, HtmlResponse):
             stats.inc_value("tagratio/skipped/non_html")
@@ -459,11 +513,21 @@ class TagRatioSpiderMiddleware(BaseSpiderMiddleware):
     def from_crawler(cls, crawler: Crawler) -> TagRatioSpiderMiddleware:
         settings = enabled_settings(crawler)
         if settings.overview_action in ("drop", "ignore") and not _pipeline_enabled(crawler):
-            raise SettingsError(
+            error = SettingsError(
                 f"TAGRATIO_OVERVIEW_ACTION={settings.overview_action!r} needs "
                 "scrapy_tagratio.pipelines.TagRatioPipeline in ITEM_PIPELINES to drop the "
                 "items of overview pages (ADDONS = {'scrapy_tagratio.Addon': 100} adds it), "
                 "or TAGRATIO_OVERVIEW_ACTION='tag'"
+            )
+            report_bad_settings(error)  # one line, as for a bad value
+            raise error
+        if not _enabled(crawler, "DOWNLOADER_MIDDLEWARES", TagRatioDownloaderMiddleware):
+            logger.warning(
+                "scrapy_tagratio.middlewares.TagRatioDownloaderMiddleware is not in "
+                "DOWNLOADER_MIDDLEWARES: no response is extracted, and items get the main "
+                "text only from their own %s in the pipeline (ADDONS = "
+                "{'scrapy_tagratio.Addon': 100} enables all three components)",
+                settings.source_field,
             )
         return cls(crawler, settings)
 
@@ -489,12 +553,26 @@ class TagRatioSpiderMiddleware(BaseSpiderMiddleware):
         (Scrapy 2.13 runs a sync callback's output through the sync path: no hold there.)"""
         hold = response.meta.get(HOLD_META) if response is not None else None
         held = hold is not None and self.state.site_memory is not None
-        items = []
-        async for o in result:
-            if held and ItemAdapter.is_item(o):
-                items.append(o)
-            elif (o := self._get_processed(o, response)) is not None:
-                yield o
+        items: list[Any] = []
+        try:
+            async for o in result:
+                if held and ItemAdapter.is_item(o):
+                    items.append(o)
+                elif (o := self._get_processed(o, response)) is not None:
+                    yield o
+        except Exception:
+            # The callback failed after yielding items: they go on (as without the
+            # hold), then its error.
+            async for item in self._released(response, hold, items):
+                yield item
+            raise
+        async for item in self._released(response, hold, items):
+            yield item
+
+    async def _released(
+        self, response: Response | None, hold: tuple[str, int] | None, items: list[Any]
+    ) -> AsyncIterator[Any]:
+        """The held ``items``, once the memory knows enough pages of the site."""
         if not items:
             return
         assert response is not None and hold is not None

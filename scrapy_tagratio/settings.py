@@ -36,6 +36,7 @@ TAGRATIO_METADATA_FIELD        None           item field for ``Metadata.to_dict(
                                               ``metadata`` inside the scores field
 TAGRATIO_SOURCE_FIELD          "raw_html"     item field the pipeline extracts from
 TAGRATIO_WORKERS               0              0: extract in the reactor thread; N: N processes
+                                              (at most 4 per CPU)
 TAGRATIO_MAX_BYTES             5000000        larger pages are skipped (0: no limit)
 TAGRATIO_TIME_BUDGET           5.0            seconds per page before it is skipped (0: none)
 TAGRATIO_EXTRACT_STATUSES      []             HTTP statuses extracted besides 2xx
@@ -65,6 +66,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -80,6 +82,7 @@ from .site_memory import SiteMemory
 
 __all__ = [
     "DEFAULTS",
+    "MAX_WORKERS_PER_CPU",
     "OVERVIEW_ACTIONS",
     "PER_REQUEST",
     "TEXT_FORMATS",
@@ -87,6 +90,7 @@ __all__ = [
     "SettingsError",
     "TagRatioSettings",
     "TextFormat",
+    "usable_cpus",
 ]
 
 OverviewAction = Literal["drop", "tag", "ignore", "off"]
@@ -187,6 +191,33 @@ def _number(name: str, value: Any, *, integer: bool) -> float:
 
 def _count(name: str, value: Any) -> int:
     return int(_number(name, value, integer=True))
+
+
+#: TAGRATIO_WORKERS at most this many per CPU the crawl may use: extraction is CPU work, so
+#: more workers only wait for the cores, and each is an interpreter of some 130 MB that
+#: takes a second or two of CPU to start.
+MAX_WORKERS_PER_CPU = 4
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity where the OS tells, else all)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # not Linux
+        return os.cpu_count() or 1
+
+
+def _workers(value: Any) -> int:
+    """TAGRATIO_WORKERS: 0 to :data:`MAX_WORKERS_PER_CPU` per usable CPU (a typo of a
+    million would start interpreters until the machine gives out)."""
+    workers = _count("TAGRATIO_WORKERS", value)
+    limit = MAX_WORKERS_PER_CPU * usable_cpus()
+    if workers > limit:
+        raise SettingsError(
+            f"TAGRATIO_WORKERS must be an integer from 0 to {limit} ({MAX_WORKERS_PER_CPU} "
+            f"per CPU of this machine: extraction is CPU work); got {workers}"
+        )
+    return workers
 
 
 def _limit(name: str, value: Any, *, integer: bool) -> float | None:
@@ -394,7 +425,7 @@ class TagRatioSettings:
         """
         if not overrides:
             return self
-        if not isinstance(overrides, Mapping):
+        if not isinstance(overrides, Mapping) or not all(isinstance(k, str) for k in overrides):
             raise SettingsError(
                 f"meta['tagratio_settings'] must be a dict of TAGRATIO_* settings; "
                 f"got {overrides!r}"
@@ -490,7 +521,7 @@ class TagRatioSettings:
             metadata=_bool("TAGRATIO_METADATA", raw["TAGRATIO_METADATA"]),
             metadata_field=fields.get("TAGRATIO_METADATA_FIELD"),
             source_field=fields["TAGRATIO_SOURCE_FIELD"],
-            workers=_count("TAGRATIO_WORKERS", raw["TAGRATIO_WORKERS"]),
+            workers=_workers(raw["TAGRATIO_WORKERS"]),
             max_bytes=int(max_bytes) if max_bytes is not None else None,
             time_budget=_limit("TAGRATIO_TIME_BUDGET", raw["TAGRATIO_TIME_BUDGET"], integer=False),
             extract_statuses=_statuses(

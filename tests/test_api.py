@@ -98,6 +98,39 @@ def test_errors_say_their_kind(call, kind: str) -> None:  # type: ignore[no-unty
     assert copy.kind == kind and str(copy) == str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("argument", "value"),
+    [
+        ("url", 5),
+        ("url", b"https://example.org/"),
+        ("content_type", 5),
+        ("max_bytes", -1),
+        ("max_bytes", 2.5),
+        ("max_bytes", True),
+        ("time_budget", "5"),
+        ("time_budget", -1),
+        ("time_budget", float("nan")),
+        ("now", "2024-01-01"),
+        ("overview", "combined"),
+        ("site_memory", {}),
+    ],
+)
+def test_a_bad_argument_value_is_a_bad_parameter(argument: str, value: Any) -> None:
+    # These raised AttributeError or TypeError, or went on silently (a NaN budget, a
+    # date given as a string), or said "too_large" for a negative maximum.
+    with pytest.raises(ExtractionError, match=f"^{argument} must be") as caught:
+        extract(ARTICLE.encode(), **{argument: value})
+    assert caught.value.kind == "bad_parameter"
+
+
+def test_the_content_type_may_be_scrapys_header_bytes() -> None:
+    # response.headers.get("Content-Type") is bytes: it raised TypeError.
+    page = ARTICLE.replace("Paragraph", "Caf\u00e9 cr\u00e8me").encode("cp1252")
+    found = extract(page, content_type=b"text/html; charset=cp1252")
+    assert "Caf\u00e9 cr\u00e8me 3: the new quay" in found.text
+    assert found.text == extract(page, content_type="text/html; charset=cp1252").text
+
+
 #: Longer than the small page's analysis takes even on a loaded machine, shorter than the
 #: pause of the slow stage below.
 BUDGET, PAUSE = 0.3, 0.5

@@ -51,6 +51,7 @@ SITE = REPO / "example_project" / "site"
 ARTICLES = sorted(p for p in SITE.glob("*/*.html") if p.name != "index.html")
 ADDON = {"ADDONS": {"scrapy_tagratio.Addon": 100}}
 CETR_ARTICLE = "/science/tidal-turbine-first-power.html"
+MIDDLEWARES = "scrapy_tagratio.middlewares"
 
 
 def paragraphs(page: Path) -> list[str]:
@@ -440,6 +441,27 @@ def test_error_pages_are_not_extracted_unless_listed(
     assert all(item["main_text"] for item in with_404.items if item["status"] == 404)
 
 
+def test_responses_to_requests_without_callback_are_not_extracted(
+    local_site: Callable[..., LocalSite], run_crawls: Callable[..., dict[str, CrawlResult]]
+) -> None:
+    """robots.txt (and the media pipelines' downloads) are requested with Scrapy's
+    NO_CALLBACK: no callback sees them, no item can get their extraction. A server that
+    answers /robots.txt with its HTML home page (single-page apps do) had it extracted,
+    counted as a page of the crawl (an overview page) and recorded in the site memory."""
+    server = local_site()
+    links = "".join(f'<li><a href="/a{i}">{headline(p)}</a></li>' for i, p in enumerate(ARTICLES))
+    server.add("/robots.txt", FRONT.format(links=links))
+    page = server.add("/ok.html", ARTICLES[0].read_bytes())
+    settings = {**ADDON, "ROBOTSTXT_OBEY": True}
+    spider = "test_scrapy_integration:StatusSpider"
+    spec = CrawlSpec("robots", spider, settings, {"pages": json.dumps([page])})
+    result = run_crawls([spec])["robots"]
+    assert result.stats["robotstxt/response_count"] == 1
+    assert result.stats["tagratio/pages_extracted"] == 1
+    assert "tagratio/overview_pages" not in result.stats
+    assert [item["url"] for item in result.items if item["main_text"]] == [page]
+
+
 class RedirectedSpider(StatusSpider):
     """As :class:`StatusSpider`, letting Scrapy's downloader middlewares follow redirects
     and meta refreshes as they do by default."""
@@ -618,6 +640,9 @@ def test_example_project_crawl(tmp_path: Path) -> None:
     items = [json.loads(line) for line in feed.read_text().splitlines()]
     by_url = {item["url"]: item for item in items}
     assert len(by_url) == len(items)
+    # The READMEs' ten lines: the seven articles and three pages tagged "uncertain".
+    verdicts = sorted(item["tagratio"]["overview_verdict"] for item in items)
+    assert verdicts == ["content"] * len(ARTICLES) + ["uncertain"] * 3
     # Every article, once, with its text.
     for page in ARTICLES:
         item = by_url.pop(page.as_uri())
@@ -673,6 +698,29 @@ def test_example_project_bad_setting_stops_the_crawl_with_one_line(tmp_path: Pat
         # Scrapy 2.13's `crawl` leaves the failed crawl Deferred unhandled, and Twisted
         # prints it (with its traceback) to stderr itself, outside Python logging.
         return
+    assert len(errors) == 1, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr and "never retrieved" not in proc.stderr
+
+
+def test_example_project_without_the_pipeline_stops_with_one_line(tmp_path: Path) -> None:
+    """The middlewares listed by hand, the pipeline forgotten: dropping overview items
+    needs it, and `scrapy crawl` says so in one ERROR line, as for a bad value (it printed
+    some 30 lines of asyncio's "Task exception was never retrieved" traceback)."""
+    middlewares = {
+        "DOWNLOADER_MIDDLEWARES": json.dumps({f"{MIDDLEWARES}.TagRatioDownloaderMiddleware": 540}),
+        "SPIDER_MIDDLEWARES": json.dumps({f"{MIDDLEWARES}.TagRatioSpiderMiddleware": 950}),
+    }
+    by_hand = [arg for name, value in middlewares.items() for arg in ("-s", f"{name}={value}")]
+    proc = run_example(
+        "-O", str(tmp_path / "x.jsonl"), "-s", "ADDONS={}", *by_hand,
+        cwd=REPO / "example_project",
+    )  # fmt: skip
+    assert proc.returncode != 0
+    errors = [line for line in proc.stderr.splitlines() if "ERROR" in line or "CRITICAL" in line]
+    assert "TAGRATIO_OVERVIEW_ACTION='drop' needs" in errors[0], proc.stderr[-3000:]
+    assert "Bad scrapy-tagratio setting" in errors[0]
+    if SCRAPY_VERSION < (2, 14):
+        return  # Twisted prints the failed crawl Deferred itself (see above)
     assert len(errors) == 1, proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr and "never retrieved" not in proc.stderr
 
@@ -808,6 +856,30 @@ def test_spider_middleware_keeps_order_and_identity(
     assert all("overview page (overview score" in str(r) for i, r in enumerate(reasons) if i != 1)
 
 
+def test_each_set_of_missing_fields_of_a_class_is_named_once(
+    extractions: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Requests that rename the fields (or ask for the HTML) leave a class short of other
+    fields: each set is named in its own WARNING (the first set alone was named, the
+    others only counted)."""
+    mw = spider_middleware()
+    article = extractions["article"]
+    overrides = [
+        {"TAGRATIO_TEXT_FIELD": "body"},
+        {"TAGRATIO_ATTACH_HTML": True},
+        {"TAGRATIO_ATTACH_HTML": True},
+        {"TAGRATIO_TEXT_FIELD": "body"},
+    ]
+    with caplog.at_level("WARNING", logger="scrapy_tagratio"):
+        for override in overrides:
+            meta = {EXTRACTION_META: article, "tagratio_settings": override}
+            list(mw.process_spider_output(response_with(meta), [PageItem(url="u")], *SPIDER_ARG))
+    warnings = [r.getMessage() for r in caplog.records if "PageItem" in r.getMessage()]
+    assert len(warnings) == 2, warnings
+    assert "has no field 'body'" in warnings[0]
+    assert "has no field 'main_html'" in warnings[1] and "TAGRATIO_HTML_FIELD" in warnings[1]
+
+
 def test_spider_middleware_error_record_and_field_renames(extractions: dict[str, Any]) -> None:
     mw = spider_middleware(TAGRATIO_TEXT_FIELD="body", TAGRATIO_SCORES_FIELD="density")
     error = {"kind": "not_html", "message": "input is PNG image, not HTML"}
@@ -918,6 +990,115 @@ def test_declared_item_class_without_the_fields_loses_no_item_and_gets_what_it_d
     assert "TAGRATIO_SCORES_FIELD" in warnings[0]
 
 
+class StrictModel(pydantic.BaseModel):
+    """Validates assignments: its text must be a str (a failed page's None is refused)."""
+
+    model_config = pydantic.ConfigDict(validate_assignment=True)
+    url: str
+    main_text: str = ""
+    tagratio: dict[str, Any] = {}
+
+
+class TypedScores(pydantic.BaseModel):
+    """Validates assignments: its scores must be numbers (the scores are not all)."""
+
+    model_config = pydantic.ConfigDict(validate_assignment=True)
+    url: str
+    main_text: str | None = None
+    tagratio: dict[str, float] | None = None
+    raw_html: str | None = None
+
+
+@attrs.define
+class ValidatedAttrs:
+    """attrs runs validators on assignment: its text must be a str."""
+
+    url: str
+    main_text: str = attrs.field(default="", validator=attrs.validators.instance_of(str))
+    tagratio: dict[str, Any] | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class FrozenItem:
+    url: str
+    main_text: str | None = None
+    tagratio: dict[str, Any] | None = None
+
+
+class StrictItemSpider(scrapy.Spider):
+    """Yields, per page, items of classes that refuse some of the plugin's values between
+    two dicts, a raw-HTML item for the pipeline, and a request."""
+
+    name = "strict-items"
+
+    def __init__(self, urls: str, follow: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.start_urls = json.loads(urls)
+        self.follow = follow
+
+    def parse(self, response: Response) -> Iterator[Any]:
+        yield {"url": response.url, "kind": "before"}
+        yield StrictModel(url=response.url)
+        yield TypedScores(url=response.url)
+        yield ValidatedAttrs(url=response.url)
+        yield FrozenItem(url=response.url)
+        yield {"url": response.url, "kind": "after"}
+        yield TypedScores(url=response.url + "#raw", raw_html=response.text)
+        yield Request(self.follow, callback=self.parse_followed)
+
+    def parse_followed(self, response: Response) -> Iterator[Any]:
+        yield {"url": response.url, "kind": "followed"}
+
+
+def test_items_that_refuse_a_value_are_kept_with_the_rest_of_the_output(
+    site: LocalSite, run_crawls: Callable[..., dict[str, CrawlResult]]
+) -> None:
+    """An item class that validates assignment (pydantic's validate_assignment, attrs
+    validators) or is frozen refuses some values: the assignment raised into Scrapy, and
+    the item, every later item of the callback and its requests were lost (a crawl
+    'Spider error'); a raw-HTML item was lost in the pipeline. Now the item goes on with
+    what it took, counted, and one WARNING per class names the refused field."""
+    png = site.add("/strict/picture.html", b"\x89PNG\r\n\x1a\n" + bytes(300), "text/html")
+    article = site.url("/" + ARTICLES[0].relative_to(SITE).as_posix())
+    follow = site.url("/" + ARTICLES[1].relative_to(SITE).as_posix())
+    args = {"urls": json.dumps([article, png]), "follow": follow}
+    spider = "test_scrapy_integration:StrictItemSpider"
+    result = run_crawls([CrawlSpec("strict", spider, ADDON, args)])["strict"]
+    stats = result.stats
+    assert result.error is None
+    assert "spider_exceptions/count" not in stats and "log_count/ERROR" not in stats, result.log
+    # Every item of both pages (7 each) and the followed page's arrives; the request went out.
+    assert stats["item_scraped_count"] == 2 * 7 + 1
+    by_url: dict[str, list[dict[str, Any]]] = {}
+    for item in result.items:
+        by_url.setdefault(item["url"], []).append(item)
+    assert [i["kind"] for i in by_url[follow]] == ["followed"]
+    text = by_url[article][-1]["main_text"]
+    assert all(p in text for p in paragraphs(ARTICLES[0]))
+    # The article: the strict model takes both, the typed scores its text only, the
+    # validated attrs class both, the frozen one nothing.
+    assert [i.get("main_text") for i in by_url[article]] == [text, text, text, text, None, text]
+    assert [bool(i.get("tagratio")) for i in by_url[article]] == [1, 1, 0, 1, 0, 1]
+    # The picture: its None text is refused by the str fields; the error record goes in.
+    picture = by_url[png]
+    assert [i.get("main_text") for i in picture] == [None, "", None, "", None, None]
+    assert [(i.get("tagratio") or {}).get("error", {}).get("kind") for i in picture] == [
+        "not_html", "not_html", None, "not_html", None, "not_html"
+    ]  # fmt: skip
+    # The pipeline's raw-HTML items (the pages' own HTML): the text taken, the scores not.
+    [raw] = by_url[article + "#raw"]
+    assert raw["main_text"] == text and raw["tagratio"] is None
+    # Partly annotated: TypedScores and its raw item on both pages; on the picture also
+    # StrictModel and ValidatedAttrs. Unannotated: the frozen ones.
+    assert stats["tagratio/items_partly_annotated"] == 2 + 4
+    assert stats["tagratio/items_unannotated"] == 2
+    warnings = [line for line in result.log.splitlines() if " refuse" in line]
+    classes = ["StrictModel", "TypedScores", "ValidatedAttrs", "FrozenItem"]
+    assert sorted(c for c in classes for w in warnings if f".{c} " in w) == sorted(classes)
+    assert len(warnings) == len(classes), warnings  # one per class and refused fields
+    assert any("'tagratio'" in w and "TypedScores" in w and "Error" in w for w in warnings)
+
+
 # ---------------------------------------------------------------------- request meta
 class MetaProbe:
     """Downloader middleware (first in line) counting requests that reach the downloader
@@ -995,3 +1176,23 @@ def test_dropping_needs_the_pipeline() -> None:
         TagRatioSpiderMiddleware.from_crawler(make_crawler(only_middlewares))
     tag = {**only_middlewares, "TAGRATIO_OVERVIEW_ACTION": "tag"}
     assert TagRatioSpiderMiddleware.from_crawler(make_crawler(tag))
+
+
+def test_the_spider_middleware_without_the_downloader_middleware_says_so(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Listed by hand without the downloader middleware, nothing is extracted: every item
+    went through without a word. One WARNING says so; with the add-on, none."""
+    by_hand = {
+        "SPIDER_MIDDLEWARES": {TagRatioSpiderMiddleware: 950},
+        "ITEM_PIPELINES": {TagRatioPipeline: 100},
+    }
+    with caplog.at_level("WARNING", logger="scrapy_tagratio"):
+        TagRatioSpiderMiddleware.from_crawler(make_crawler(by_hand))
+    [warning] = [r.getMessage() for r in caplog.records]
+    assert "TagRatioDownloaderMiddleware is not in DOWNLOADER_MIDDLEWARES" in warning
+    assert "no response is extracted" in warning
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="scrapy_tagratio"):
+        TagRatioSpiderMiddleware.from_crawler(make_crawler(ADDON))
+    assert not caplog.records

@@ -12,7 +12,12 @@ from scrapy_tagratio import ALGORITHMS, DEFAULT_ALGORITHM, extract
 from scrapy_tagratio.addon import Addon
 from scrapy_tagratio.middlewares import TagRatioDownloaderMiddleware, TagRatioSpiderMiddleware
 from scrapy_tagratio.overview import OverviewDetector
-from scrapy_tagratio.settings import SettingsError, TagRatioSettings
+from scrapy_tagratio.settings import (
+    MAX_WORKERS_PER_CPU,
+    SettingsError,
+    TagRatioSettings,
+    usable_cpus,
+)
 
 
 def settings_of(**values: Any) -> TagRatioSettings:
@@ -120,6 +125,18 @@ def test_bad_value_names_the_setting_and_allowed_values(
     assert message in str(caught.value)
 
 
+def test_workers_are_bounded_by_the_cpus() -> None:
+    # TAGRATIO_WORKERS=1000000 (a typo) was accepted: the pool started interpreters until
+    # the machine gave out, no page was extracted, and Ctrl-C could not end the crawl.
+    limit = MAX_WORKERS_PER_CPU * usable_cpus()
+    assert settings_of(TAGRATIO_WORKERS=limit).workers == limit
+    for too_many in (limit + 1, 1_000_000, str(limit + 1)):
+        with pytest.raises(SettingsError) as caught:
+            settings_of(TAGRATIO_WORKERS=too_many)
+        assert f"TAGRATIO_WORKERS must be an integer from 0 to {limit}" in str(caught.value)
+        assert f"got {int(too_many)}" in str(caught.value)
+
+
 def test_empty_text_or_scores_field_leaves_it_out() -> None:
     assert settings_of(TAGRATIO_SCORES_FIELD="").item_fields == ("main_text",)
     assert settings_of(TAGRATIO_TEXT_FIELD="", TAGRATIO_SCORES_FIELD="").item_fields == ()
@@ -165,6 +182,11 @@ def test_per_request_overrides() -> None:
         crawl.with_overrides({"TAGRATIO_TIME_BUDGET": "soon"})
     with pytest.raises(SettingsError, match=r"meta\['tagratio_settings'\] must be a dict"):
         crawl.with_overrides(["TAGRATIO_ENABLED"])  # type: ignore[arg-type]
+    # Keys that are not names (a TypeError from sorting them escaped the downloader
+    # middleware, which fails the page as a download error: its items were lost).
+    for keys in ({1: 2, "TAGRATIO_X": 3}, {("TAGRATIO_ENABLED",): False}):
+        with pytest.raises(SettingsError, match=r"meta\['tagratio_settings'\] must be a dict"):
+            crawl.with_overrides(keys)
 
 
 LINK_LIST = (

@@ -485,6 +485,41 @@ def test_held_items_are_never_lost_when_the_crawl_ends_early_or_the_site_is_smal
     assert elapsed < 30
 
 
+class FailingSpider(AllAtOnceSpider):
+    """Its article callback fails after yielding the page's item."""
+
+    name = "failing"
+
+    async def parse(self, response: scrapy.http.Response) -> AsyncIterator[Any]:
+        yield {"url": response.url}
+        raise ValueError(f"the callback failed after the item of {response.url}")
+
+
+@pytest.mark.integration
+def test_held_items_are_kept_when_the_callback_fails_after_them(
+    template_site: LocalSite, run_crawls: Callable[..., dict[str, CrawlResult]]
+) -> None:
+    """A callback that fails after yielding items keeps them, as without the hold: the
+    held page's items went down with the callback's error (lost), now they wait for the
+    memory, go on, and the error follows."""
+    spider = "test_site_memory:FailingSpider"
+    settings = {"ADDONS": {"scrapy_tagratio.Addon": 100}, "CONCURRENT_REQUESTS": 2}
+    args = {"base_url": template_site.base_url}
+    results = run_crawls(
+        [
+            CrawlSpec("no_hold", spider, settings, args),
+            CrawlSpec("hold", spider, {**settings, **HOLD}, args),
+        ],
+        timeout=50,
+    )
+    for name, result in results.items():
+        assert result.error is None
+        assert result.stats["spider_exceptions/ValueError"] == ARTICLES, name
+        assert len(result.items) == ARTICLES, name
+        assert all(map(has_its_article, result.items)), name
+    assert results["hold"].stats["tagratio/site_memory/pages_held"] >= 1
+
+
 # ---------------------------------------------------------------------- known headlines
 def front(numbers: range, teaser_words: int = 0) -> str:
     """A "latest news" page of the template site: each story's headline as a link, with a
