@@ -1088,23 +1088,34 @@ def tree_sums(
     tree in ``roots``) into ``out``: each row walks ``depth`` steps down each tree (left
     when its feature value is at most the node's threshold) and the leaves are added in
     tree order, the walk and the order of numpy's evaluation, so the sums are the same
-    floats."""
-    cdef Py_ssize_t row, tree_index, node, step
+    floats. A row's trees are walked together, a step of every tree at a time, each
+    choosing its child without a branch: a step waits on the loads of the one before,
+    and the walks of the other trees, independent of it, keep the processor busy
+    meanwhile (one tree at a time, with a branch per step, took half as long again)."""
+    cdef Py_ssize_t row, tree, step, trees = roots.shape[0], node, goes_right
     cdef double total
-    for row in range(x.shape[0]):
-        total = 0.0
-        for tree_index in range(roots.shape[0]):
-            node = roots[tree_index]
+    cdef const double* values
+    if x.shape[0] == 0 or trees == 0:
+        return
+    cdef Py_ssize_t* nodes = <Py_ssize_t*>PyMem_Malloc(trees * sizeof(Py_ssize_t))
+    if nodes == NULL:
+        raise MemoryError()
+    try:
+        for row in range(x.shape[0]):
+            values = &x[row, 0]
+            memcpy(nodes, &roots[0], trees * sizeof(Py_ssize_t))
             for step in range(depth):
-                if x[row, feature[node]] <= threshold[node]:
-                    node = left[node]
-                else:
-                    node = right[node]
-            if tree_index:
-                total += value[node]
-            else:
-                total = value[node]
-        out[row] = total
+                for tree in range(trees):
+                    node = nodes[tree]
+                    # Right unless at most the threshold (NaN goes right, as in numpy's walk).
+                    goes_right = not (values[feature[node]] <= threshold[node])
+                    nodes[tree] = left[node] + goes_right * (right[node] - left[node])
+            total = value[nodes[0]]
+            for tree in range(1, trees):
+                total += value[nodes[tree]]
+            out[row] = total
+    finally:
+        PyMem_Free(nodes)
 
 def automaton_counts(
     const uint32_t[::1] nextmove,
