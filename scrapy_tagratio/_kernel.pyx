@@ -19,8 +19,9 @@ the node table's characters (runs of text with their white space collapsed),
 :func:`sibling_groups` the groups of repeated siblings (the structure detector),
 :func:`first_codes` numbers tag names, :func:`span_text_lengths` measures the text of
 elements (which hidden ones hold most of the page),
-:func:`tree_sums` evaluates the default's block model, and :func:`automaton_counts` runs
-the language detector's byte automaton.
+:func:`tree_sums` evaluates the default's block model, :func:`automaton_counts` runs
+the language detector's byte automaton and :func:`half_rows` converts the rows of its
+half-precision table that a page's scores read.
 
 :func:`sax_read` reads a page without a tree: libxml2's HTML parser (found in lxml's
 ``etree`` module by :func:`bind_libxml2`) calls it per start tag, run of text and end tag,
@@ -32,7 +33,7 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.mem cimport PyMem_Calloc, PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t, uintptr_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, uintptr_t
 from cpython.unicode cimport (
     Py_UNICODE_ISSPACE, PyUnicode_1BYTE_DATA, PyUnicode_1BYTE_KIND, PyUnicode_DATA,
     PyUnicode_DecodeUTF8, PyUnicode_KIND, PyUnicode_New, PyUnicode_WRITE,
@@ -1170,6 +1171,53 @@ def automaton_counts(
         raise ValueError(problem)
     return features, counts
 
+
+
+cdef extern from *:
+    """
+    /* The bits of the single-precision floats that the half-precision floats ``half``
+       are (half_rows): each of the three cases computed and one chosen by masks, with no
+       branch and no aliasing between the two arrays, so the compiler converts several at
+       a time. */
+    static void tagratio_half_to_single(const uint16_t *restrict half, uint32_t *restrict single,
+                                        Py_ssize_t count) {
+        for (Py_ssize_t i = 0; i < count; i++) {
+            uint32_t sign = ((uint32_t)half[i] & 0x8000u) << 16, magnitude = half[i] & 0x7fffu;
+            /* Normal: the exponent rebased from 15 to 127. */
+            uint32_t normal = (magnitude << 13) + 0x38000000u;
+            /* Infinity, or NaN with its payload. */
+            uint32_t special = 0x7f800000u | ((magnitude & 0x3ffu) << 13);
+            /* Zero or subnormal: magnitude * 2**-24, a normal single (or zero). */
+            float small = (float)(int32_t)magnitude * 5.9604644775390625e-08f;
+            uint32_t tiny;
+            memcpy(&tiny, &small, sizeof tiny);
+            uint32_t is_tiny = -(uint32_t)(magnitude < 0x0400u);
+            uint32_t is_special = -(uint32_t)(magnitude >= 0x7c00u);
+            uint32_t large = (special & is_special) | (normal & ~is_special);
+            single[i] = sign | (tiny & is_tiny) | (large & ~is_tiny);
+        }
+    }
+    """
+    void tagratio_half_to_single(const uint16_t* half, uint32_t* single, Py_ssize_t count) noexcept nogil
+
+
+def half_rows(const uint16_t[:, ::1] table, const Py_ssize_t[::1] index):
+    """The rows ``index`` of ``table`` (IEEE half-precision floats, as their bits) as
+    single-precision floats: the bytes of ``table.take(index, axis=0).astype(float32)``
+    read as ``float16``, in one pass and no half-precision copy (every half is exactly a
+    single, so any exact conversion gives numpy's floats; numpy converts element by
+    element, which was most of the language detector's scoring). An index outside the
+    table is an IndexError."""
+    cdef Py_ssize_t rows = index.shape[0], width = table.shape[1], i, row
+    cdef bytearray out = PyByteArray_FromStringAndSize(NULL, rows * width * sizeof(uint32_t))
+    cdef uint32_t* dest = <uint32_t*>PyByteArray_AS_STRING(out)
+    for i in range(rows):
+        row = index[i]
+        if row < 0 or row >= table.shape[0]:
+            raise IndexError(f"row {row} outside the table")
+        if width:
+            tagratio_half_to_single(&table[row, 0], dest + i * width, width)
+    return out
 
 # ----------------------------------------------------------------------------- lexbor
 # The walk over lexbor's tree (selectolax's parser, :mod:`scrapy_tagratio.lexbor_reader`).
