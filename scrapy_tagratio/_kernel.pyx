@@ -20,7 +20,7 @@ the node table's characters (runs of text with their white space collapsed),
 :func:`first_codes` numbers tag names, :func:`span_text_lengths` measures the text of
 elements (which hidden ones hold most of the page),
 :func:`tree_sums` evaluates the default's block model, :func:`automaton_counts` runs
-the language detector's byte automaton and :func:`half_rows` converts the rows of its
+the language detector's byte automaton and :func:`half_singles` converts the rows of its
 half-precision table that a page's scores read.
 
 :func:`sax_read` reads a page without a tree: libxml2's HTML parser (found in lxml's
@@ -1176,7 +1176,7 @@ def automaton_counts(
 cdef extern from *:
     """
     /* The bits of the single-precision floats that the half-precision floats ``half``
-       are (half_rows): each of the three cases computed and one chosen by masks, with no
+       are (half_singles): each of the three cases computed and one chosen by masks, with no
        branch and no aliasing between the two arrays, so the compiler converts several at
        a time. */
     static void tagratio_half_to_single(const uint16_t *restrict half, uint32_t *restrict single,
@@ -1201,22 +1201,15 @@ cdef extern from *:
     void tagratio_half_to_single(const uint16_t* half, uint32_t* single, Py_ssize_t count) noexcept nogil
 
 
-def half_rows(const uint16_t[:, ::1] table, const Py_ssize_t[::1] index):
-    """The rows ``index`` of ``table`` (IEEE half-precision floats, as their bits) as
-    single-precision floats: the bytes of ``table.take(index, axis=0).astype(float32)``
-    read as ``float16``, in one pass and no half-precision copy (every half is exactly a
-    single, so any exact conversion gives numpy's floats; numpy converts element by
-    element, which was most of the language detector's scoring). An index outside the
-    table is an IndexError."""
-    cdef Py_ssize_t rows = index.shape[0], width = table.shape[1], i, row
-    cdef bytearray out = PyByteArray_FromStringAndSize(NULL, rows * width * sizeof(uint32_t))
-    cdef uint32_t* dest = <uint32_t*>PyByteArray_AS_STRING(out)
-    for i in range(rows):
-        row = index[i]
-        if row < 0 or row >= table.shape[0]:
-            raise IndexError(f"row {row} outside the table")
-        if width:
-            tagratio_half_to_single(&table[row, 0], dest + i * width, width)
+def half_singles(const uint16_t[::1] half):
+    """The single-precision floats that the IEEE half-precision floats ``half`` (their
+    bits) are, as the bytes of ``half.view(float16).astype(float32)`` (every half is
+    exactly a single, so any exact conversion gives numpy's floats; numpy converts
+    element by element, which was half of the language detector's scoring)."""
+    cdef Py_ssize_t count = half.shape[0]
+    cdef bytearray out = PyByteArray_FromStringAndSize(NULL, count * sizeof(uint32_t))
+    if count:
+        tagratio_half_to_single(&half[0], <uint32_t*>PyByteArray_AS_STRING(out), count)
     return out
 
 # ----------------------------------------------------------------------------- lexbor

@@ -95,9 +95,6 @@ class _Tables(NamedTuple):
     output: np.ndarray  # int32: per state, the feature it outputs, or -1
     scratch: np.ndarray  # int32: one zero per feature (the walk's counts)
     ptc: np.ndarray  # per feature and language, log P(feature | language)
-    #: ``ptc``'s bits when it is a contiguous half-precision table (py3langid 0.4's), whose
-    #: rows the kernel converts (:func:`_rows`); None otherwise.
-    ptc_half: np.ndarray | None
     pc: np.ndarray  # per language, log P(language)
     classes: tuple[str, ...]
     aliases: tuple[tuple[int, int], ...]  # (first column, later column) of a repeated label
@@ -157,9 +154,6 @@ def _tables(identifier: Any) -> _Tables | None:
         output=output.astype(np.int32),
         scratch=np.zeros(features, dtype=np.int32),
         ptc=ptc,
-        ptc_half=ptc.view(np.uint16)
-        if ptc.dtype == np.float16 and ptc.flags.c_contiguous
-        else None,
         pc=pc,
         classes=classes,
         aliases=aliases,
@@ -197,13 +191,14 @@ def _classify(tables: _Tables, kernel: Any, text: str) -> tuple[str, float]:
 def _rows(tables: _Tables, kernel: Any, index: np.ndarray) -> np.ndarray:
     """The rows ``index`` of ``tables.ptc``. py3langid keeps the table in half precision,
     and the product with the single-precision weights converts the rows it is given, one
-    element at a time, before it multiplies: the kernel takes the rows already converted
-    (:func:`~scrapy_tagratio._kernel.half_rows`, the same floats), and the product is the
-    same single-precision one."""
-    if tables.ptc_half is None:
-        return tables.ptc.take(index, axis=0)
-    converted = kernel.half_rows(tables.ptc_half, index)
-    return np.frombuffer(converted, dtype=np.float32).reshape(len(index), tables.ptc.shape[1])
+    element at a time, before it multiplies: the kernel converts them instead
+    (:func:`~scrapy_tagratio._kernel.half_singles`, the same floats), and the product is
+    the same single-precision one."""
+    rows = tables.ptc.take(index, axis=0)
+    if rows.dtype != np.float16:
+        return rows
+    converted = kernel.half_singles(rows.view(np.uint16).ravel())
+    return np.frombuffer(converted, dtype=np.float32).reshape(rows.shape)
 
 
 @cache
