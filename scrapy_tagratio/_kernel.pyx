@@ -16,7 +16,8 @@ the node table's characters (runs of text with their white space collapsed),
 :func:`text_lines` and :func:`collapsed_runs` build the text and HTML output,
 :func:`nearest_flagged` finds each node's nearest flagged ancestor (layout blocks),
 :func:`subtree_argmax` the best node of each subtree (CETD's max-DensitySum search),
-:func:`sibling_groups` the groups of repeated siblings (the structure detector),
+:func:`sibling_groups` the groups of repeated siblings and :func:`item_tests` what their
+items hold (the structure detector),
 :func:`first_codes` numbers tag names, :func:`span_text_lengths` measures the text of
 elements (which hidden ones hold most of the page),
 :func:`tree_sums` evaluates the default's block model, :func:`automaton_counts` runs
@@ -898,6 +899,112 @@ def subtree_argmax(const int32_t[::1] parent, const double[::1] values, const in
 cdef int _compare_codes(const void* a, const void* b) noexcept nogil:
     cdef Py_ssize_t x = (<const Py_ssize_t*>a)[0], y = (<const Py_ssize_t*>b)[0]
     return (x > y) - (x < y)
+
+
+# Bits of item_tests' ``kinds``, per node: a ``time`` element, a heading (``h1``-``h6``),
+# a major heading (``h1``-``h3``), an ``<a>``.
+cdef enum:
+    ITEM_TIME = 1
+    ITEM_HEADING = 2
+    ITEM_MAJOR = 4
+    ITEM_ANCHOR = 8
+
+
+def item_tests(
+    const int32_t[::1] end, const int32_t[::1] chars, const int32_t[::1] link_chars,
+    const uint8_t[::1] is_link, const int64_t[::1] block, const double[::1] block_chars,
+    const double[::1] block_link_chars, const uint8_t[::1] kinds, const int64_t[::1] items,
+    double meta_chars, double comment_body_chars, double headline_chars, double headline_share,
+):
+    """The per-item tests of :func:`~scrapy_tagratio.structure.find_structures` (its
+    module's steps 2 to 4) in one pass each way over a node table (``end``, ``chars``,
+    ``link_chars``, ``is_link``, ``block`` and its ``block_chars`` and
+    ``block_link_chars``, as :class:`~scrapy_tagratio.nodetable.NodeTable` holds them;
+    ``kinds``, the ``ITEM_*`` bits of each node): per node of ``items``, whether it looks
+    like a comment, and its first headline link where that link is large enough to make
+    it a teaser (-1 where not), as the bytes of a bool and of an int64 per item. The sums
+    over subtrees are prefix-sum differences, as numpy's (the body's characters in
+    float64, summed in the same order), so every comparison is numpy's. Indices out of
+    range are a ValueError."""
+    cdef Py_ssize_t n = end.shape[0], i, item, k = items.shape[0], link, reach = 0
+    if (chars.shape[0] != n or link_chars.shape[0] != n or is_link.shape[0] != n
+            or block.shape[0] != n or block_chars.shape[0] != n
+            or block_link_chars.shape[0] != n or kinds.shape[0] != n):
+        raise ValueError("one value per node in every array")
+    for i in range(n):
+        if end[i] <= i or end[i] > n or block[i] < 0 or block[i] >= n:
+            raise ValueError(f"node {i}: subtree end or block outside the table")
+    for i in range(k):
+        if items[i] < 0 or items[i] >= n:
+            raise ValueError(f"item {items[i]} outside the table")
+    cdef bytearray comment_out = PyByteArray_FromStringAndSize(NULL, k)
+    cdef bytearray headline_out = PyByteArray_FromStringAndSize(NULL, k * sizeof(int64_t))
+    cdef uint8_t* looks_comment = <uint8_t*>PyByteArray_AS_STRING(comment_out)
+    cdef int64_t* headline = <int64_t*>PyByteArray_AS_STRING(headline_out)
+    # Per node: its block holds a time element; its subtree is inside a heading's. Prefix
+    # sums (index i: over the nodes before i) of the meta blocks, the body's characters,
+    # the major headings and the headings; the next headline link at or after i.
+    cdef uint8_t* holds_time = <uint8_t*>PyMem_Calloc(n + 1, 1)
+    cdef uint8_t* in_heading = <uint8_t*>PyMem_Malloc(n + 1)
+    cdef int64_t* metas = <int64_t*>PyMem_Malloc((n + 1) * sizeof(int64_t))
+    cdef double* body = <double*>PyMem_Malloc((n + 1) * sizeof(double))
+    cdef int64_t* majors = <int64_t*>PyMem_Malloc((n + 1) * sizeof(int64_t))
+    cdef int64_t* headings = <int64_t*>PyMem_Malloc((n + 1) * sizeof(int64_t))
+    cdef int64_t* next_link = <int64_t*>PyMem_Malloc((n + 1) * sizeof(int64_t))
+    cdef double length, linked, unlinked, item_chars
+    cdef bint meta, found
+    try:
+        if (holds_time is NULL or in_heading is NULL or metas is NULL or body is NULL
+                or majors is NULL or headings is NULL or next_link is NULL):
+            raise MemoryError()
+        for i in range(n):
+            if kinds[i] & ITEM_TIME:
+                holds_time[block[i]] = 1
+        metas[0] = majors[0] = headings[0] = 0
+        body[0] = 0.0
+        for i in range(n):
+            length, linked = block_chars[i], block_link_chars[i]
+            meta = length > 0 and length <= meta_chars and (2 * linked >= length or holds_time[i])
+            metas[i + 1] = metas[i] + meta
+            body[i + 1] = body[i] + (0.0 if meta else length - linked)
+            majors[i + 1] = majors[i] + ((kinds[i] & ITEM_MAJOR) != 0)
+            headings[i + 1] = headings[i] + ((kinds[i] & ITEM_HEADING) != 0)
+            if kinds[i] & ITEM_HEADING and end[i] > reach:
+                reach = end[i]
+            in_heading[i] = reach > i
+        next_link[n] = n
+        for i in range(n - 1, -1, -1):
+            # A headline link: an <a> link with text, headline-long or in or around a heading.
+            if (kinds[i] & ITEM_ANCHOR and is_link[i] and chars[i] > 0
+                    and (chars[i] >= headline_chars or in_heading[i]
+                         or headings[end[i]] - headings[i] > 0)):
+                next_link[i] = i
+            else:
+                next_link[i] = next_link[i + 1]
+        for i in range(k):
+            item = items[i]
+            item_chars, linked = <double>chars[item], <double>link_chars[item]
+            unlinked = item_chars - linked
+            looks_comment[i] = (
+                metas[end[item]] - metas[item] >= 1
+                and majors[end[item]] - majors[item] <= 0
+                and body[end[item]] - body[item] >= comment_body_chars
+                and unlinked >= 2 * linked
+            )
+            link = next_link[item]
+            found = link < end[item]
+            headline[i] = link if found and (
+                <double>chars[link] >= headline_share * item_chars or in_heading[link]
+            ) else -1
+    finally:
+        PyMem_Free(holds_time)
+        PyMem_Free(in_heading)
+        PyMem_Free(metas)
+        PyMem_Free(body)
+        PyMem_Free(majors)
+        PyMem_Free(headings)
+        PyMem_Free(next_link)
+    return comment_out, headline_out
 
 
 def sibling_groups(

@@ -56,8 +56,8 @@ __all__ = [
 KERNEL_FUNCTIONS = (
     "walk", "walk_lexbor", "bind_lexbor", "scan_markup", "piece_lengths", "span_text_lengths",
     "text_lines", "collapsed_runs", "first_codes", "nearest_flagged", "subtree_mask",
-    "subtree_sums", "subtree_argmax", "sibling_groups", "tree_sums", "automaton_counts",
-    "half_singles", "bind_libxml2", "sax_read", "utf8_valid",
+    "subtree_sums", "subtree_argmax", "sibling_groups", "item_tests", "tree_sums",
+    "automaton_counts", "half_singles", "bind_libxml2", "sax_read", "utf8_valid",
 )  # fmt: skip
 
 
