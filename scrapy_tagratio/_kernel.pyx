@@ -36,8 +36,9 @@ from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, uintptr_t
 from cpython.unicode cimport (
-    Py_UNICODE_ISSPACE, PyUnicode_1BYTE_DATA, PyUnicode_1BYTE_KIND, PyUnicode_DATA,
-    PyUnicode_DecodeUTF8, PyUnicode_KIND, PyUnicode_New, PyUnicode_WRITE,
+    Py_UNICODE_ISALNUM, Py_UNICODE_ISSPACE, PyUnicode_1BYTE_DATA, PyUnicode_1BYTE_KIND,
+    PyUnicode_DATA, PyUnicode_DecodeUTF8, PyUnicode_KIND, PyUnicode_New, PyUnicode_READ,
+    PyUnicode_WRITE,
 )
 from libc.stdlib cimport qsort
 from libc.string cimport memcmp, memcpy, memset, strlen
@@ -813,6 +814,60 @@ def span_text_lengths(
     PyMem_Free(before)
     return out
 
+
+def starts_word(str text, tuple prefixes, tuple whole):
+    """Whether a word of ``text``, read with ``-`` and ``_`` as spaces, starts with one of
+    the given prefixes or is one of the given whole words: what a regular expression
+    ``\\b(?:p1|p2|...|w1\\b|w2\\b...)`` finds in the text so read, a word being a run of
+    the characters ``re`` calls word characters (``str.isalnum`` or ``_``). The prefixes
+    and whole words are ASCII word characters, given by their first character:
+    ``prefixes[c]`` (and ``whole[c]``) is the tuple of those starting with ``chr(c)``, for
+    ``c`` below 128. One pass over the text's word starts, each
+    compared in C with the words of its first letter (the regular expression tries each of
+    its branches at each position: most of the time of a page's first reading of a hint)."""
+    cdef Py_ssize_t n = len(text), i, j, size
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void* data = PyUnicode_DATA(text)
+    cdef Py_UCS4 character
+    cdef tuple group
+    cdef str word
+    cdef bint previous_is_word = False, is_word, is_whole
+    if len(prefixes) != 128 or len(whole) != 128:
+        raise ValueError("one tuple of words per ASCII character")
+    for i in range(n):
+        character = PyUnicode_READ(kind, data, i)
+        is_word = _is_word(character)
+        if is_word and not previous_is_word and character < 128:
+            for is_whole in (False, True):
+                group = <tuple>(whole if is_whole else prefixes)[<Py_ssize_t>character]
+                for j in range(len(group)):
+                    word = <str>group[j]
+                    size = len(word)
+                    if i + size > n or not _same(text, kind, data, i, word, size):
+                        continue
+                    # A whole word ends where the text's word does.
+                    if not is_whole or i + size == n or not _is_word(
+                        PyUnicode_READ(kind, data, i + size)
+                    ):
+                        return True
+        previous_is_word = is_word
+    return False
+
+
+cdef inline bint _is_word(Py_UCS4 character) noexcept:
+    """A word character of ``re`` (``\\w``) that is not ``_`` (read as a space)."""
+    return character != u"_" and Py_UNICODE_ISALNUM(character)
+
+
+cdef inline bint _same(str text, int kind, void* data, Py_ssize_t at, str word, Py_ssize_t size):
+    """``text[at:at + size] == word`` (the caller checked that the text is long enough)."""
+    cdef int word_kind = PyUnicode_KIND(word)
+    cdef void* word_data = PyUnicode_DATA(word)
+    cdef Py_ssize_t k
+    for k in range(size):
+        if PyUnicode_READ(kind, data, at + k) != PyUnicode_READ(word_kind, word_data, k):
+            return False
+    return True
 
 def first_codes(names):
     """Per name of the sequence ``names`` (tag names), a small integer: the distinct names
