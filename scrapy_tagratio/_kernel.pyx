@@ -968,7 +968,7 @@ cdef enum:
 def item_tests(
     const int32_t[::1] end, const int32_t[::1] chars, const int32_t[::1] link_chars,
     const uint8_t[::1] is_link, const int64_t[::1] block, const double[::1] block_chars,
-    const double[::1] block_link_chars, const uint8_t[::1] kinds, const int64_t[::1] items,
+    const double[::1] block_link_chars, const uint8_t[::1] kinds, const Py_ssize_t[::1] items,
     double meta_chars, double comment_body_chars, double headline_chars, double headline_share,
 ):
     """The per-item tests of :func:`~scrapy_tagratio.structure.find_structures` (its

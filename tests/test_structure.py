@@ -270,7 +270,7 @@ def test_the_kernels_item_tests_refuse_indices_outside_the_table() -> None:
         return _kernel.item_tests(
             np.array(end, np.int32), ints, ints, np.zeros(n, np.uint8),
             np.array(block, np.int64), floats, floats, np.zeros(n, np.uint8),
-            np.array(items, np.int64), 100.0, 30.0, 20.0, 0.2,
+            np.array(items, np.intp), 100.0, 30.0, 20.0, 0.2,
         )  # fmt: skip
 
     assert tests([2, 2], [0, 0], [1]) == (b"\x00", np.array([-1], np.int64).tobytes())
