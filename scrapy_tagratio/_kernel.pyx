@@ -16,11 +16,13 @@ the node table's characters (runs of text with their white space collapsed),
 :func:`text_lines` and :func:`collapsed_runs` build the text and HTML output,
 :func:`nearest_flagged` finds each node's nearest flagged ancestor (layout blocks),
 :func:`subtree_argmax` the best node of each subtree (CETD's max-DensitySum search),
-:func:`sibling_groups` the groups of repeated siblings (the structure detector),
+:func:`sibling_groups` the groups of repeated siblings and :func:`item_tests` what their
+items hold (the structure detector),
 :func:`first_codes` numbers tag names, :func:`span_text_lengths` measures the text of
 elements (which hidden ones hold most of the page),
-:func:`tree_sums` evaluates the default's block model, and :func:`automaton_counts` runs
-the language detector's byte automaton.
+:func:`tree_sums` evaluates the default's block model, :func:`automaton_counts` runs
+the language detector's byte automaton and :func:`half_singles` converts the rows of its
+half-precision table that a page's scores read.
 
 :func:`sax_read` reads a page without a tree: libxml2's HTML parser (found in lxml's
 ``etree`` module by :func:`bind_libxml2`) calls it per start tag, run of text and end tag,
@@ -32,10 +34,11 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.mem cimport PyMem_Calloc, PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t, uintptr_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, uintptr_t
 from cpython.unicode cimport (
-    Py_UNICODE_ISSPACE, PyUnicode_1BYTE_DATA, PyUnicode_1BYTE_KIND, PyUnicode_DATA,
-    PyUnicode_DecodeUTF8, PyUnicode_KIND, PyUnicode_New, PyUnicode_WRITE,
+    Py_UNICODE_ISALNUM, Py_UNICODE_ISSPACE, PyUnicode_1BYTE_DATA, PyUnicode_1BYTE_KIND,
+    PyUnicode_DATA, PyUnicode_DecodeUTF8, PyUnicode_KIND, PyUnicode_New, PyUnicode_READ,
+    PyUnicode_WRITE,
 )
 from libc.stdlib cimport qsort
 from libc.string cimport memcmp, memcpy, memset, strlen
@@ -812,6 +815,60 @@ def span_text_lengths(
     return out
 
 
+def starts_word(str text, tuple prefixes, tuple whole):
+    """Whether a word of ``text``, read with ``-`` and ``_`` as spaces, starts with one of
+    the given prefixes or is one of the given whole words: what a regular expression
+    ``\\b(?:p1|p2|...|w1\\b|w2\\b...)`` finds in the text so read, a word being a run of
+    the characters ``re`` calls word characters (``str.isalnum`` or ``_``). The prefixes
+    and whole words are ASCII word characters, given by their first character:
+    ``prefixes[c]`` (and ``whole[c]``) is the tuple of those starting with ``chr(c)``, for
+    ``c`` below 128. One pass over the text's word starts, each
+    compared in C with the words of its first letter (the regular expression tries each of
+    its branches at each position: most of the time of a page's first reading of a hint)."""
+    cdef Py_ssize_t n = len(text), i, j, size
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void* data = PyUnicode_DATA(text)
+    cdef Py_UCS4 character
+    cdef tuple group
+    cdef str word
+    cdef bint previous_is_word = False, is_word, is_whole
+    if len(prefixes) != 128 or len(whole) != 128:
+        raise ValueError("one tuple of words per ASCII character")
+    for i in range(n):
+        character = PyUnicode_READ(kind, data, i)
+        is_word = _is_word(character)
+        if is_word and not previous_is_word and character < 128:
+            for is_whole in (False, True):
+                group = <tuple>(whole if is_whole else prefixes)[<Py_ssize_t>character]
+                for j in range(len(group)):
+                    word = <str>group[j]
+                    size = len(word)
+                    if i + size > n or not _same(text, kind, data, i, word, size):
+                        continue
+                    # A whole word ends where the text's word does.
+                    if not is_whole or i + size == n or not _is_word(
+                        PyUnicode_READ(kind, data, i + size)
+                    ):
+                        return True
+        previous_is_word = is_word
+    return False
+
+
+cdef inline bint _is_word(Py_UCS4 character) noexcept:
+    """A word character of ``re`` (``\\w``) that is not ``_`` (read as a space)."""
+    return character != u"_" and Py_UNICODE_ISALNUM(character)
+
+
+cdef inline bint _same(str text, int kind, void* data, Py_ssize_t at, str word, Py_ssize_t size):
+    """``text[at:at + size] == word`` (the caller checked that the text is long enough)."""
+    cdef int word_kind = PyUnicode_KIND(word)
+    cdef void* word_data = PyUnicode_DATA(word)
+    cdef Py_ssize_t k
+    for k in range(size):
+        if PyUnicode_READ(kind, data, at + k) != PyUnicode_READ(word_kind, word_data, k):
+            return False
+    return True
+
 def first_codes(names):
     """Per name of the sequence ``names`` (tag names), a small integer: the distinct names
     numbered in the order they first appear; as (the bytes of the codes as ``intp``,
@@ -897,6 +954,112 @@ def subtree_argmax(const int32_t[::1] parent, const double[::1] values, const in
 cdef int _compare_codes(const void* a, const void* b) noexcept nogil:
     cdef Py_ssize_t x = (<const Py_ssize_t*>a)[0], y = (<const Py_ssize_t*>b)[0]
     return (x > y) - (x < y)
+
+
+# Bits of item_tests' ``kinds``, per node: a ``time`` element, a heading (``h1``-``h6``),
+# a major heading (``h1``-``h3``), an ``<a>``.
+cdef enum:
+    ITEM_TIME = 1
+    ITEM_HEADING = 2
+    ITEM_MAJOR = 4
+    ITEM_ANCHOR = 8
+
+
+def item_tests(
+    const int32_t[::1] end, const int32_t[::1] chars, const int32_t[::1] link_chars,
+    const uint8_t[::1] is_link, const int64_t[::1] block, const double[::1] block_chars,
+    const double[::1] block_link_chars, const uint8_t[::1] kinds, const Py_ssize_t[::1] items,
+    double meta_chars, double comment_body_chars, double headline_chars, double headline_share,
+):
+    """The per-item tests of :func:`~scrapy_tagratio.structure.find_structures` (its
+    module's steps 2 to 4) in one pass each way over a node table (``end``, ``chars``,
+    ``link_chars``, ``is_link``, ``block`` and its ``block_chars`` and
+    ``block_link_chars``, as :class:`~scrapy_tagratio.nodetable.NodeTable` holds them;
+    ``kinds``, the ``ITEM_*`` bits of each node): per node of ``items``, whether it looks
+    like a comment, and its first headline link where that link is large enough to make
+    it a teaser (-1 where not), as the bytes of a bool and of an int64 per item. The sums
+    over subtrees are prefix-sum differences, as numpy's (the body's characters in
+    float64, summed in the same order), so every comparison is numpy's. Indices out of
+    range are a ValueError."""
+    cdef Py_ssize_t n = end.shape[0], i, item, k = items.shape[0], link, reach = 0
+    if (chars.shape[0] != n or link_chars.shape[0] != n or is_link.shape[0] != n
+            or block.shape[0] != n or block_chars.shape[0] != n
+            or block_link_chars.shape[0] != n or kinds.shape[0] != n):
+        raise ValueError("one value per node in every array")
+    for i in range(n):
+        if end[i] <= i or end[i] > n or block[i] < 0 or block[i] >= n:
+            raise ValueError(f"node {i}: subtree end or block outside the table")
+    for i in range(k):
+        if items[i] < 0 or items[i] >= n:
+            raise ValueError(f"item {items[i]} outside the table")
+    cdef bytearray comment_out = PyByteArray_FromStringAndSize(NULL, k)
+    cdef bytearray headline_out = PyByteArray_FromStringAndSize(NULL, k * sizeof(int64_t))
+    cdef uint8_t* looks_comment = <uint8_t*>PyByteArray_AS_STRING(comment_out)
+    cdef int64_t* headline = <int64_t*>PyByteArray_AS_STRING(headline_out)
+    # Per node: its block holds a time element; its subtree is inside a heading's. Prefix
+    # sums (index i: over the nodes before i) of the meta blocks, the body's characters,
+    # the major headings and the headings; the next headline link at or after i.
+    cdef uint8_t* holds_time = <uint8_t*>PyMem_Calloc(n + 1, 1)
+    cdef uint8_t* in_heading = <uint8_t*>PyMem_Malloc(n + 1)
+    cdef int64_t* metas = <int64_t*>PyMem_Malloc((n + 1) * sizeof(int64_t))
+    cdef double* body = <double*>PyMem_Malloc((n + 1) * sizeof(double))
+    cdef int64_t* majors = <int64_t*>PyMem_Malloc((n + 1) * sizeof(int64_t))
+    cdef int64_t* headings = <int64_t*>PyMem_Malloc((n + 1) * sizeof(int64_t))
+    cdef int64_t* next_link = <int64_t*>PyMem_Malloc((n + 1) * sizeof(int64_t))
+    cdef double length, linked, unlinked, item_chars
+    cdef bint meta, found
+    try:
+        if (holds_time is NULL or in_heading is NULL or metas is NULL or body is NULL
+                or majors is NULL or headings is NULL or next_link is NULL):
+            raise MemoryError()
+        for i in range(n):
+            if kinds[i] & ITEM_TIME:
+                holds_time[block[i]] = 1
+        metas[0] = majors[0] = headings[0] = 0
+        body[0] = 0.0
+        for i in range(n):
+            length, linked = block_chars[i], block_link_chars[i]
+            meta = length > 0 and length <= meta_chars and (2 * linked >= length or holds_time[i])
+            metas[i + 1] = metas[i] + meta
+            body[i + 1] = body[i] + (0.0 if meta else length - linked)
+            majors[i + 1] = majors[i] + ((kinds[i] & ITEM_MAJOR) != 0)
+            headings[i + 1] = headings[i] + ((kinds[i] & ITEM_HEADING) != 0)
+            if kinds[i] & ITEM_HEADING and end[i] > reach:
+                reach = end[i]
+            in_heading[i] = reach > i
+        next_link[n] = n
+        for i in range(n - 1, -1, -1):
+            # A headline link: an <a> link with text, headline-long or in or around a heading.
+            if (kinds[i] & ITEM_ANCHOR and is_link[i] and chars[i] > 0
+                    and (chars[i] >= headline_chars or in_heading[i]
+                         or headings[end[i]] - headings[i] > 0)):
+                next_link[i] = i
+            else:
+                next_link[i] = next_link[i + 1]
+        for i in range(k):
+            item = items[i]
+            item_chars, linked = <double>chars[item], <double>link_chars[item]
+            unlinked = item_chars - linked
+            looks_comment[i] = (
+                metas[end[item]] - metas[item] >= 1
+                and majors[end[item]] - majors[item] <= 0
+                and body[end[item]] - body[item] >= comment_body_chars
+                and unlinked >= 2 * linked
+            )
+            link = next_link[item]
+            found = link < end[item]
+            headline[i] = link if found and (
+                <double>chars[link] >= headline_share * item_chars or in_heading[link]
+            ) else -1
+    finally:
+        PyMem_Free(holds_time)
+        PyMem_Free(in_heading)
+        PyMem_Free(metas)
+        PyMem_Free(body)
+        PyMem_Free(majors)
+        PyMem_Free(headings)
+        PyMem_Free(next_link)
+    return comment_out, headline_out
 
 
 def sibling_groups(
@@ -1088,23 +1251,34 @@ def tree_sums(
     tree in ``roots``) into ``out``: each row walks ``depth`` steps down each tree (left
     when its feature value is at most the node's threshold) and the leaves are added in
     tree order, the walk and the order of numpy's evaluation, so the sums are the same
-    floats."""
-    cdef Py_ssize_t row, tree_index, node, step
+    floats. A row's trees are walked together, a step of every tree at a time, each
+    choosing its child without a branch: a step waits on the loads of the one before,
+    and the walks of the other trees, independent of it, keep the processor busy
+    meanwhile (one tree at a time, with a branch per step, took half as long again)."""
+    cdef Py_ssize_t row, tree, step, trees = roots.shape[0], node, goes_right
     cdef double total
-    for row in range(x.shape[0]):
-        total = 0.0
-        for tree_index in range(roots.shape[0]):
-            node = roots[tree_index]
+    cdef const double* values
+    if x.shape[0] == 0 or trees == 0:
+        return
+    cdef Py_ssize_t* nodes = <Py_ssize_t*>PyMem_Malloc(trees * sizeof(Py_ssize_t))
+    if nodes == NULL:
+        raise MemoryError()
+    try:
+        for row in range(x.shape[0]):
+            values = &x[row, 0]
+            memcpy(nodes, &roots[0], trees * sizeof(Py_ssize_t))
             for step in range(depth):
-                if x[row, feature[node]] <= threshold[node]:
-                    node = left[node]
-                else:
-                    node = right[node]
-            if tree_index:
-                total += value[node]
-            else:
-                total = value[node]
-        out[row] = total
+                for tree in range(trees):
+                    node = nodes[tree]
+                    # Right unless at most the threshold (NaN goes right, as in numpy's walk).
+                    goes_right = not (values[feature[node]] <= threshold[node])
+                    nodes[tree] = left[node] + goes_right * (right[node] - left[node])
+            total = value[nodes[0]]
+            for tree in range(1, trees):
+                total += value[nodes[tree]]
+            out[row] = total
+    finally:
+        PyMem_Free(nodes)
 
 def automaton_counts(
     const uint32_t[::1] nextmove,
@@ -1159,6 +1333,46 @@ def automaton_counts(
         raise ValueError(problem)
     return features, counts
 
+
+
+cdef extern from *:
+    """
+    /* The bits of the single-precision floats that the half-precision floats ``half``
+       are (half_singles): each of the three cases computed and one chosen by masks, with no
+       branch and no aliasing between the two arrays, so the compiler converts several at
+       a time. */
+    static void tagratio_half_to_single(const uint16_t *restrict half, uint32_t *restrict single,
+                                        Py_ssize_t count) {
+        for (Py_ssize_t i = 0; i < count; i++) {
+            uint32_t sign = ((uint32_t)half[i] & 0x8000u) << 16, magnitude = half[i] & 0x7fffu;
+            /* Normal: the exponent rebased from 15 to 127. */
+            uint32_t normal = (magnitude << 13) + 0x38000000u;
+            /* Infinity, or NaN with its payload. */
+            uint32_t special = 0x7f800000u | ((magnitude & 0x3ffu) << 13);
+            /* Zero or subnormal: magnitude * 2**-24, a normal single (or zero). */
+            float small = (float)(int32_t)magnitude * 5.9604644775390625e-08f;
+            uint32_t tiny;
+            memcpy(&tiny, &small, sizeof tiny);
+            uint32_t is_tiny = -(uint32_t)(magnitude < 0x0400u);
+            uint32_t is_special = -(uint32_t)(magnitude >= 0x7c00u);
+            uint32_t large = (special & is_special) | (normal & ~is_special);
+            single[i] = sign | (tiny & is_tiny) | (large & ~is_tiny);
+        }
+    }
+    """
+    void tagratio_half_to_single(const uint16_t* half, uint32_t* single, Py_ssize_t count) noexcept nogil
+
+
+def half_singles(const uint16_t[::1] half):
+    """The single-precision floats that the IEEE half-precision floats ``half`` (their
+    bits) are, as the bytes of ``half.view(float16).astype(float32)`` (every half is
+    exactly a single, so any exact conversion gives numpy's floats; numpy converts
+    element by element, which was half of the language detector's scoring)."""
+    cdef Py_ssize_t count = half.shape[0]
+    cdef bytearray out = PyByteArray_FromStringAndSize(NULL, count * sizeof(uint32_t))
+    if count:
+        tagratio_half_to_single(&half[0], <uint32_t*>PyByteArray_AS_STRING(out), count)
+    return out
 
 # ----------------------------------------------------------------------------- lexbor
 # The walk over lexbor's tree (selectolax's parser, :mod:`scrapy_tagratio.lexbor_reader`).

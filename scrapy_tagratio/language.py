@@ -175,7 +175,7 @@ def _classify(tables: _Tables, kernel: Any, text: str) -> tuple[str, float]:
     if features:
         index = np.frombuffer(features, dtype=np.intp)
         weights = np.log1p(np.frombuffer(counts, dtype=np.float32))
-        scores = weights @ tables.ptc.take(index, axis=0) + tables.pc
+        scores = weights @ _rows(tables, kernel, index) + tables.pc
     else:
         scores = np.zeros(len(tables.classes), dtype=np.float32)
     scores *= 1.0 / math.sqrt(len(data) or 1)
@@ -186,6 +186,19 @@ def _classify(tables: _Tables, kernel: Any, text: str) -> tuple[str, float]:
         scores[later] = 0.0
     best = int(scores.argmax())
     return tables.classes[best], float(scores[best])
+
+
+def _rows(tables: _Tables, kernel: Any, index: np.ndarray) -> np.ndarray:
+    """The rows ``index`` of ``tables.ptc``. py3langid keeps the table in half precision,
+    and the product with the single-precision weights converts the rows it is given, one
+    element at a time, before it multiplies: the kernel converts them instead
+    (:func:`~scrapy_tagratio._kernel.half_singles`, the same floats), and the product is
+    the same single-precision one."""
+    rows = tables.ptc.take(index, axis=0)
+    if rows.dtype != np.float16:
+        return rows
+    converted = kernel.half_singles(rows.view(np.uint16).ravel())
+    return np.frombuffer(converted, dtype=np.float32).reshape(rows.shape)
 
 
 @cache

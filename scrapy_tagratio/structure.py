@@ -184,35 +184,36 @@ def repeated_items(nodes: NodeTable, min_repeats: int = MIN_REPEATS) -> np.ndarr
     return group
 
 
-#: The structures of each live page at :data:`MIN_REPEATS`: the default algorithm and the
-#: overview detector both read them, and a page is measured once.
-_FOUND: weakref.WeakKeyDictionary[Document, Structures] = weakref.WeakKeyDictionary()
+#: The tags :func:`_item_tests` tells apart, as the kernel's bits of a node's kind
+#: (``ITEM_*`` in ``_kernel.pyx``): 1 a ``time`` element, 2 a heading, 4 a major heading
+#: (``h1``-``h3``, which are headings too), 8 an ``<a>``.
+_ITEM_KINDS = {
+    "time": 1,
+    **{tag: 2 for tag in _HEADINGS},
+    **{tag: 6 for tag in _HEADINGS[:3]},
+    "a": 8,
+}
 
 
-def find_structures(document: Document, *, min_repeats: int = MIN_REPEATS) -> Structures:
-    """The comment threads and teaser lists of a page (see the module's description).
-
-    Besides the node table, reads the ``href`` of each item's first headline link (never
-    an attribute per node). At the default ``min_repeats`` the result is kept for as long
-    as the page lives, so every caller of one page shares one measurement.
-    """
-    if min_repeats != MIN_REPEATS:
-        return _find_structures(document, min_repeats)
-    found = _FOUND.get(document)
-    if found is None:
-        found = _FOUND[document] = _find_structures(document, min_repeats)
-    return found
-
-
-def _find_structures(document: Document, min_repeats: int) -> Structures:
-    nodes = document.nodes
+def _item_tests(nodes: NodeTable, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per item (``items``, node indices), whether it looks like a comment, and its first
+    headline link where that is large enough for a teaser, -1 elsewhere (steps 2 to 4 of
+    the module's description); in one C pass each way with the compiled kernel (the same
+    sums and comparisons)."""
+    kernel = active_kernel()
+    if kernel is not None:
+        codes, names = nodes.tag_codes
+        table = np.zeros(len(names), dtype=np.uint8)
+        for name, kind in _ITEM_KINDS.items():
+            if name in names:
+                table[names[name]] = kind
+        looks, headline = kernel.item_tests(
+            nodes.end, nodes.chars, nodes.link_chars, nodes.is_link.view(np.uint8),
+            nodes.block, nodes.block_chars, nodes.block_link_chars, table[codes], items,
+            META_CHARS, COMMENT_BODY_CHARS, HEADLINE_CHARS, HEADLINE_SHARE,
+        )  # fmt: skip
+        return np.frombuffer(looks, dtype=bool), np.frombuffer(headline, dtype=np.int64)
     n = len(nodes)
-    group = repeated_items(nodes, min_repeats)
-    items = np.flatnonzero(group >= 0)
-    none = np.zeros(n, dtype=bool)
-    if not items.size:
-        return Structures(group, none, none.copy(), none.copy(), none.copy())
-
     # Per text block: its text and link text; a short block that is mostly link text or
     # holds a time element is a *meta* block (author, date, permalink, reply), the rest of
     # the blocks' unlinked text is *body* text.
@@ -251,17 +252,50 @@ def _find_structures(document: Document, min_repeats: int) -> Structures:
         & (body_chars[items] >= COMMENT_BODY_CHARS)
         & (unlinked >= 2 * link_chars)
     )
-    # An item looks like a teaser when its headline is large enough (or in a heading) and
-    # leads to another page: the page, as a number per distinct href (-1: none, or the
-    # same page), is read only for the items whose headline is large enough.
     link_text = nodes.chars[np.maximum(first_link, 0)].astype(np.float64)
     large_headline = found & (
         (link_text >= HEADLINE_SHARE * chars) | in_heading[np.maximum(first_link, 0)]
     )
+    return looks_comment, np.where(large_headline, first_link, -1)
+
+
+#: The structures of each live page at :data:`MIN_REPEATS`: the default algorithm and the
+#: overview detector both read them, and a page is measured once.
+_FOUND: weakref.WeakKeyDictionary[Document, Structures] = weakref.WeakKeyDictionary()
+
+
+def find_structures(document: Document, *, min_repeats: int = MIN_REPEATS) -> Structures:
+    """The comment threads and teaser lists of a page (see the module's description).
+
+    Besides the node table, reads the ``href`` of each item's first headline link (never
+    an attribute per node). At the default ``min_repeats`` the result is kept for as long
+    as the page lives, so every caller of one page shares one measurement.
+    """
+    if min_repeats != MIN_REPEATS:
+        return _find_structures(document, min_repeats)
+    found = _FOUND.get(document)
+    if found is None:
+        found = _FOUND[document] = _find_structures(document, min_repeats)
+    return found
+
+
+def _find_structures(document: Document, min_repeats: int) -> Structures:
+    nodes = document.nodes
+    n = len(nodes)
+    group = repeated_items(nodes, min_repeats)
+    items = np.flatnonzero(group >= 0)
+    none = np.zeros(n, dtype=bool)
+    if not items.size:
+        return Structures(group, none, none.copy(), none.copy(), none.copy())
+
+    looks_comment, headline_of = _item_tests(nodes, items)
+    # An item looks like a teaser when its headline is large enough (or in a heading) and
+    # leads to another page: the page, as a number per distinct href (-1: none, or the
+    # same page), is read only for the items whose headline is large enough.
     target_ids: dict[str, int] = {}
     targets = np.full(items.size, -1, dtype=np.int64)
-    asked = np.flatnonzero(large_headline)
-    hrefs = (href.strip() for href in document.hrefs(first_link[asked]))
+    asked = np.flatnonzero(headline_of >= 0)
+    hrefs = (href.strip() for href in document.hrefs(headline_of[asked]))
     targets[asked] = [
         target_ids.setdefault(target, len(target_ids))
         if target and not target.lower().startswith(_SAME_PAGE_PREFIXES)

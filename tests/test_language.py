@@ -135,6 +135,22 @@ def test_the_walk_refuses_indices_outside_its_tables(tables: language._Tables) -
     assert not tables.scratch.any()
 
 
+@pytest.mark.skipif(not KERNEL, reason="needs the compiled kernel")
+def test_the_kernels_half_singles_are_numpys_conversion() -> None:
+    """The rows the scoring takes from the half-precision table, converted by the kernel,
+    are numpy's ``astype(float32)`` to the bit: every half-precision value (zeros,
+    subnormals, normals, infinities; NaNs stay NaNs, whose payloads a hardware conversion
+    may quieten), in a few orders and lengths (the compiler's vector loop and its
+    remainder), and none."""
+    every = np.arange(1 << 16, dtype=np.uint16)
+    for half in (every, every[::-1].copy(), every[5:12].copy(), every[:0]):
+        converted = np.frombuffer(_kernel.half_singles(half), dtype=np.float32)
+        expected = half.view(np.float16).astype(np.float32)
+        nan = np.isnan(expected)
+        assert np.array_equal(np.isnan(converted), nan)
+        assert np.array_equal(converted[~nan].view(np.uint32), expected[~nan].view(np.uint32))
+
+
 @needs_walk
 def test_tables_the_walk_cannot_read_safely_are_refused() -> None:
     identifier = language._identifier()

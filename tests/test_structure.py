@@ -211,6 +211,74 @@ def test_the_kernels_sibling_groups_refuse_a_parent_after_its_child_and_a_stray_
         _kernel.sibling_groups(np.array([-1, 0, 0], np.int32), codes, ones, 2, 2)
 
 
+#: Random elements: a tag, characters of text (none, meta-, headline- and body-sized), the
+#: children, and how many times the element repeats (siblings of one shape make items).
+_ELEMENT = st.deferred(
+    lambda: st.tuples(
+        st.sampled_from(["li", "div", "a", "h1", "h3", "time", "span", "p"]),
+        st.sampled_from([0, 5, 25, 120]),
+        st.lists(_ELEMENT, max_size=4),
+        st.integers(1, 3),
+    )
+)
+
+
+def _markup(element: tuple[str, int, list[Any], int]) -> str:
+    tag, chars, children, copies = element
+    href = " href='/s'" if tag == "a" else ""
+    inner = "".join(map(_markup, children))
+    return f"<{tag}{href}>{'w' * chars}{inner}</{tag}>" * copies
+
+
+@given(
+    st.lists(_ELEMENT, min_size=1, max_size=6),
+    st.lists(st.sampled_from([*map(comment, range(3)), *map(teaser, range(3))]), max_size=5),
+)
+def test_the_kernels_item_tests_are_the_numpy_paths(elements: list[Any], items: list[str]) -> None:
+    """Per item of random pages (repeated elements of random shapes: links, headings,
+    times and text of meta, headline and body sizes, nested; and comments and teasers in
+    a list), the kernel's pass finds the comment-like items and the teasers' headline
+    links that the numpy path finds."""
+    from scrapy_tagratio.structure import _item_tests
+
+    nodes = page(*map(_markup, elements), "<ol>", *items, "</ol>").nodes
+    items = np.flatnonzero(repeated_items(nodes, 2) >= 0)
+    saved, reader.DEFAULT_READER = reader.DEFAULT_READER, "target"
+    try:
+        looks, headline = _item_tests(nodes, items)
+    finally:
+        reader.DEFAULT_READER = saved
+    if kernel_status()[0]:
+        reader.DEFAULT_READER, saved = "kernel", reader.DEFAULT_READER
+        try:
+            compiled = _item_tests(nodes, items)
+        finally:
+            reader.DEFAULT_READER = saved
+        assert compiled[0].tolist() == looks.tolist()
+        assert compiled[1].tolist() == headline.tolist()
+
+
+@pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
+def test_the_kernels_item_tests_refuse_indices_outside_the_table() -> None:
+    """The C pass indexes its per-node arrays by ends, blocks and items unchecked
+    otherwise."""
+    from scrapy_tagratio import _kernel
+
+    def tests(end: list[int], block: list[int], items: list[int]) -> Any:
+        n = len(end)
+        ints, floats = np.zeros(n, np.int32), np.zeros(n)
+        return _kernel.item_tests(
+            np.array(end, np.int32), ints, ints, np.zeros(n, np.uint8),
+            np.array(block, np.int64), floats, floats, np.zeros(n, np.uint8),
+            np.array(items, np.intp), 100.0, 30.0, 20.0, 0.2,
+        )  # fmt: skip
+
+    assert tests([2, 2], [0, 0], [1]) == (b"\x00", np.array([-1], np.int64).tobytes())
+    for end, block, items in (([3, 2], [0, 0], [1]), ([2, 2], [0, 2], [1]), ([2, 2], [0, 0], [2])):
+        with pytest.raises(ValueError, match="outside the table"):
+            tests(end, block, items)
+
+
 def test_empty_and_tiny_pages() -> None:
     for html in ("", "<p>x</p>", "<html><body></body></html>"):
         found = find_structures(Document.from_input(html))
