@@ -4,8 +4,9 @@ Cleaning happens before anything is counted (every paper does this), by one rule
 algorithm (:func:`_dropped`, DESIGN.md section 2): ``script``, ``style``, ``noscript``,
 ``template``, embedded objects (``svg``, ``iframe``, ``object``, ...), comments and
 processing instructions are skipped, and so are elements hidden by ``hidden``,
-``aria-hidden="true"`` or an inline ``display:none`` / ``visibility:hidden`` (CETD section
-5.4 names hidden disclaimers as its main precision loss). A ``noscript`` that holds block
+``aria-hidden="true"``, an inline ``display:none`` / ``visibility:hidden`` or a CSS
+framework's hiding class (:data:`HIDING_CLASSES`; CETD section 5.4 names hidden
+disclaimers as its main precision loss). A ``noscript`` that holds block
 content is kept: libxml2 can put a whole body inside an unclosed ``<noscript>``. The node
 table applies the rule to the parsed elements (:mod:`.document`), the source view to the
 start tags of the source (:mod:`.source`).
@@ -13,6 +14,7 @@ start tags of the source (:mod:`.source`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING
 
@@ -24,8 +26,8 @@ if TYPE_CHECKING:
     from .nodetable import NodeTable
 
 __all__ = [
-    "BLOCK_TAGS", "CELL_TAGS", "LINK_TAGS", "SKIPPED_TAGS", "VOID_TAGS", "TagClasses",
-    "data_tables", "name_codes",
+    "BLOCK_TAGS", "CELL_TAGS", "HIDING_CLASSES", "LINK_TAGS", "SKIPPED_TAGS", "VOID_TAGS",
+    "TagClasses", "data_tables", "hidden_by_class", "name_codes",
 ]  # fmt: skip
 
 #: Elements whose subtree is never content (cleaning before any count).
@@ -37,6 +39,30 @@ SKIPPED_TAGS = frozenset(
     }
 )  # fmt: skip
 
+
+#: Class names by which the common CSS frameworks hide an element (Bootstrap, Tailwind,
+#: Foundation, WordPress, Drupal): ``display: none``, or moved off screen for screen
+#: readers (``sr-only``). Subscription prompts, modal dialogs and alternative layouts wait
+#: in them; on the full-gold development sets 0.2% of their text is article text.
+HIDING_CLASSES = frozenset(
+    {
+        "hidden", "d-none", "is-hidden", "u-hidden", "hide", "invisible", "visually-hidden",
+        "visuallyhidden", "sr-only", "screen-reader-text", "element-invisible",
+    }
+)  # fmt: skip
+#: A class that shows the element again from some screen width on (Tailwind's
+#: ``hidden md:block``, Bootstrap's ``d-none d-md-block``): hidden on phones only.
+_SHOWN_AT_WIDTH = re.compile(r"^(?:sm|md|lg|xl|2xl):|^d-(?:sm|md|lg|xl|xxl)-|^(?:show|visible)-")
+
+
+def hidden_by_class(hint: str) -> bool:
+    """A hint (an element's class, id, role and itemprop, lower case: the node table's
+    :attr:`~.nodetable.NodeTable.hint`) holds one of :data:`HIDING_CLASSES` as a whole
+    word, and no class that shows the element at some screen width."""
+    words = hint.split()
+    return not HIDING_CLASSES.isdisjoint(words) and not any(
+        _SHOWN_AT_WIDTH.match(word) for word in words
+    )
 
 #: Elements laid out as blocks: text of neighbouring blocks is separated by a newline.
 BLOCK_TAGS = frozenset(

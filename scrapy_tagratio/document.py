@@ -28,12 +28,21 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from html import escape
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from lxml import etree
 
-from .cleaning import BLOCK_TAGS, LINK_TAGS, VOID_TAGS, TagClasses, _block_content, _dropped
+from .cleaning import (
+    BLOCK_TAGS,
+    LINK_TAGS,
+    VOID_TAGS,
+    TagClasses,
+    _block_content,
+    _dropped,
+    hidden_by_class,
+    name_codes,
+)
 from .decoding import _decode, _decode_utf8, _refuse_binary, _utf8_reading, decode_html
 from .errors import ExtractionError
 from .events import EVENT_CLOSE, EVENT_OPEN, EVENT_TEXT, KEPT_ATTRIBUTES, PageEvents
@@ -499,19 +508,28 @@ class Document:
     def source(self) -> SourceView:
         """The source view for CETR and CCB (built on first use)."""
         return source_view(parser_input(self.text))  # as the parser gets it
+def _hidden_by_class(page: PageEvents) -> list[int]:
+    """The elements hidden by a CSS framework's class (:func:`~.cleaning.hidden_by_class`),
+    each distinct hint of the page tested once."""
+    codes, hints = name_codes(cast("list[str]", page.hints))  # an object array of str
+    flagged = np.fromiter(map(hidden_by_class, hints), bool, len(hints))
+    return np.flatnonzero(flagged[codes]).tolist()
+
+
 #: A hidden element whose class or id holds "paywall" and that holds this many characters
 #: of text is the article's paywalled part, not a prompt (:func:`_hidden_to_skip`).
 PAYWALLED_CHARS = 500
 
 
 def _hidden_to_skip(page: PageEvents, body: int) -> list[int]:
-    """The hidden elements to clean away: all but those holding most of the body's text,
+    """The hidden elements to clean away (by attribute, style or class: :mod:`.cleaning`):
+    all but those holding most of the body's text,
     and those named "paywall" holding :data:`PAYWALLED_CHARS` of text. Scripts reveal
     such an element: React streaming puts the rendered page in ``<div hidden id="S:0">``
     and swaps it in (hiding it would leave a loading notice); news sites serve the
     article's paywalled part in ``<div class="paywall" hidden>`` and show it to
     subscribers (hiding it would leave the teaser)."""
-    hidden = page.attributes.hidden
+    hidden = sorted({*page.attributes.hidden, *_hidden_by_class(page)})
     if not hidden:
         return hidden
     # An element's text is that of the runs of text between its opening and closing

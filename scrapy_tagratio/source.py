@@ -14,7 +14,7 @@ from html import unescape
 
 import numpy as np
 
-from .cleaning import BLOCK_TAGS, VOID_TAGS, TagClasses, _block_content, _dropped
+from .cleaning import BLOCK_TAGS, VOID_TAGS, TagClasses, _block_content, _dropped, hidden_by_class
 from .events import _is_hidden
 
 __all__ = [
@@ -132,8 +132,9 @@ _ATTRIBUTE = re.compile(r"""([^\s"'=<>/]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s
 
 
 #: Every hiding attribute (``hidden``, ``aria-hidden="true"``, ``display:none``,
-#: ``visibility:hidden``) holds one of these: start tags without are not parsed.
-_HIDING_WORDS = ("hidden", "none")
+#: ``visibility:hidden``, a class of :data:`~.cleaning.HIDING_CLASSES`) holds one of
+#: these: start tags without are not parsed.
+_HIDING_WORDS = ("hidden", "none", "hide", "invisible", "sr-only", "screen-reader")
 
 
 #: Elements the source view never drops, whatever their attributes (as the node table).
@@ -219,6 +220,14 @@ def _element_ends(
     return ends
 
 
+def _hidden_in_source(attributes: dict[str, str]) -> bool:
+    """The start tag's ``attributes`` hide its element, as the node table reads them
+    (:mod:`.cleaning`: the hint is the class, id, role and itemprop, lower case)."""
+    get = attributes.get
+    hint = f"{get('class', '')} {get('id', '')} {get('role', '')} {get('itemprop', '')}"
+    return _is_hidden(attributes) or hidden_by_class(hint.lower())
+
+
 def _hiding_words(source: SourceView) -> np.ndarray:
     """Positions in the source where one of :data:`_HIDING_WORDS` starts, in any ASCII
     case (attributes are read only in the start tags holding one)."""
@@ -253,7 +262,7 @@ def _dropped_spans(source: SourceView) -> tuple[np.ndarray, np.ndarray]:
         for k, start, end in zip(
             holder.tolist(), open_starts[holder].tolist(), open_ends[holder].tolist(), strict=True
         )
-        if _is_hidden(_source_attributes(text[start:end]))
+        if _hidden_in_source(_source_attributes(text[start:end]))
     ]
 
     def holds_block_content(noscripts: np.ndarray) -> np.ndarray:
