@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -55,10 +56,12 @@ HIDING_CLASSES = frozenset(
 _SHOWN_AT_WIDTH = re.compile(r"^(?:sm|md|lg|xl|2xl):|^d-(?:sm|md|lg|xl|xxl)-|^(?:show|visible)-")
 
 
+@lru_cache(maxsize=1 << 16)
 def hidden_by_class(hint: str) -> bool:
     """A hint (an element's class, id, role and itemprop, lower case: the node table's
     :attr:`~.nodetable.NodeTable.hint`) holds one of :data:`HIDING_CLASSES` as a whole
-    word, and no class that shows the element at some screen width."""
+    word, and no class that shows the element at some screen width. Cached across pages
+    (a site's pages repeat their class names)."""
     words = hint.split()
     return not HIDING_CLASSES.isdisjoint(words) and not any(
         _SHOWN_AT_WIDTH.match(word) for word in words
