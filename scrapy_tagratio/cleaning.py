@@ -67,6 +67,7 @@ def hidden_by_class(hint: str) -> bool:
         _SHOWN_AT_WIDTH.match(word) for word in words
     )
 
+
 #: Elements laid out as blocks: text of neighbouring blocks is separated by a newline.
 BLOCK_TAGS = frozenset(
     {

@@ -508,6 +508,8 @@ class Document:
     def source(self) -> SourceView:
         """The source view for CETR and CCB (built on first use)."""
         return source_view(parser_input(self.text))  # as the parser gets it
+
+
 def _hidden_by_class(page: PageEvents) -> list[int]:
     """The elements hidden by a CSS framework's class (:func:`~.cleaning.hidden_by_class`),
     each distinct hint of the page tested once."""
@@ -523,12 +525,12 @@ PAYWALLED_CHARS = 500
 
 def _hidden_to_skip(page: PageEvents, body: int) -> list[int]:
     """The hidden elements to clean away (by attribute, style or class: :mod:`.cleaning`):
-    all but those holding most of the body's text,
-    and those named "paywall" holding :data:`PAYWALLED_CHARS` of text. Scripts reveal
-    such an element: React streaming puts the rendered page in ``<div hidden id="S:0">``
-    and swaps it in (hiding it would leave a loading notice); news sites serve the
-    article's paywalled part in ``<div class="paywall" hidden>`` and show it to
-    subscribers (hiding it would leave the teaser)."""
+    all but those holding most of the body's text, and those named "paywall" holding
+    :data:`PAYWALLED_CHARS` of text. Scripts reveal such an element: React streaming puts
+    the rendered page in ``<div hidden id="S:0">`` and swaps it in (hiding it would leave a
+    loading notice); news sites serve the article's paywalled part in ``<div
+    class="paywall" hidden>`` and show it to subscribers (hiding it would leave the
+    teaser)."""
     hidden = sorted({*page.attributes.hidden, *_hidden_by_class(page)})
     if not hidden:
         return hidden

@@ -68,22 +68,26 @@ def test_paywalled_part_of_the_article_served_hidden_is_kept() -> None:
     assert all(f"Paragraph {i}:" in text for i in range(4))
     assert "Subscribe" not in text
 
+
 def test_elements_hidden_by_a_css_frameworks_class_are_cleaned() -> None:
     # Postmedia: the subscription prompts wait in the article in "... hidden" elements.
     page = (
-        "<html><body>" + ARTICLE.replace(
+        "<html><body>"
+        + ARTICLE.replace(
             "</article>",
             "<div class='intro-body__premium hidden'><p>Subscribe now to read the latest "
             "news in your city and across Canada.</p></div>"
             "<span class='sr-only'>Opens in a new window</span>"
             "<div class='hidden md:block'><p>Shown on wide screens</p></div></article>",
-        ) + "</body></html>"
+        )
+        + "</body></html>"
     )
     text = Document.from_input(page).full_text
     assert "Paragraph 3:" in text and "Shown on wide screens" in text
     assert "Subscribe" not in text and "new window" not in text
     for algorithm in ("cetr", "tagratio"):  # the source view and the node table
         assert "Subscribe" not in extract(page, algorithm=algorithm).text, algorithm
+
 
 def test_textarea_copy_of_the_article_is_not_text() -> None:
     # "Republish this story": the article's HTML again, as the text of a textarea.
