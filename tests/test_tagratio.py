@@ -349,6 +349,65 @@ def test_a_named_thread_after_the_headline_is_dropped_by_rule() -> None:
         assert ("(reader 3)" in extract(html).text) != flagged
 
 
+def _unnamed_pairs(n: int, container: str) -> str:
+    """A thread of ``n`` comments as an old template writes it: ``<dl>`` pairs of an
+    unnamed ``<dt>`` (number, author, date) and ``<dd>`` (the body), in an element whose
+    opening tag is ``container``: no item names a comment, and the ``<dt>`` has no link
+    text or ``time`` element, so neither the names of the items nor the structure test
+    find the thread."""
+    pairs = "".join(
+        f"<dt><a href='#c{i}'>{i}.</a> Reader number {i} - August 8, 2012</dt><dd><p>I "
+        "think the wall should have been repaired years ago; the council wasted time on "
+        f"studies and meetings, and now the tides decide (reader {i}).</p></dd>"
+        for i in range(n)
+    )
+    tag = container[1 : container.index(" ")]
+    return f"{container}<h2>Comments</h2><dl>{pairs}</dl></{tag}>"
+
+
+def test_a_thread_in_an_element_named_comments_is_the_discussion() -> None:
+    """The article's paragraphs and ``<div id="comments">`` side by side in one column:
+    the densest node is the comment list, the main container the column, and the headline
+    (a heading with the date after the title's words) names no title, so neither "beside
+    an article" nor "after the headline" applied, and the model kept the comments. The
+    items of an element named as the comments are named comments, and a named thread after
+    the article's prose is its discussion: dropped by rule. An article whose own element
+    is named for its type (``commentary``) or holds the ``h1`` is no thread."""
+    story = "".join(STORY.split("</p>")[:3]) + "</p>"
+    head = "<html><head><title>Council repairs the wall | Courier</title></head><body>"
+    heading = "<h2>Council repairs the wall August 8, 2012</h2>"
+    thread = _unnamed_pairs(12, "<div id='comments'>")
+    html = f"{head}<div id='page'>{heading}{story}{thread}</div></body></html>"
+    doc, _, structures, _ = _densest(html)
+    comments = named_comments(doc.nodes, structures)
+    assert {doc.nodes.tag[i] for i in np.flatnonzero(comments)} == {"dt", "dd"}
+    blocks, _, _, rules = block_features(doc)
+    texts = doc.block_texts(blocks)
+    posts = np.array(["(reader" in t or "Reader number" in t for t in texts])
+    assert posts.sum() == 24 and rules.discussion[posts].all()
+    assert not rules.discussion[~posts].any()
+    text = extract(html).text
+    assert "(reader 3)" not in text
+    assert "Paragraph 2" in text
+    for container in ("<div class='article-type-commentary'>", "<div class='comments-open'>"):
+        article = f"{head}{container}<h1>Council repairs the wall</h1>{story}"
+        html = article + _unnamed_pairs(12, "<div class='x'>") + "</div></body></html>"
+        doc, _, structures, _ = _densest(html)
+        assert not named_comments(doc.nodes, structures).any()
+
+
+@pytest.mark.benchmark_data
+def test_a_thread_in_an_element_named_comments_on_a_real_page(benchmark_set: Any) -> None:
+    """dragnet-dev's T13 (checked by hand): a short post and 62 reader comments in
+    ``<div id="comments"><dl>`` pairs of unnamed ``<dt>`` and ``<dd>``; the gold holds the
+    post and none of the comments. The default kept every comment (precision 0.08)."""
+    page = benchmark_set("dragnet").load_page("dragnet", "T13")
+    text = _ws(extract(page.html, url=page.url).text)
+    assert "Hilarious hearing the ST theme played by that ball park organ!" not in text
+    assert "I can imagine Shatner trying to teach Obama how to pitch." not in text
+    assert "William Shatner gets one over the plate for the LA Dodgers" in text
+
+
 def _sections(counts: tuple[int, ...], sidebar: str = "") -> str:
     """A page whose text is split into sibling ``div.section`` elements (a heading and
     ``counts[k]`` paragraphs of :data:`STORY` each), ``sidebar`` after them."""

@@ -35,8 +35,11 @@ such threads, trafilatura-eval keeps them on forums and some blogs), so a learne
 some sets learns to keep the comments others drop; the rule makes the choice once, and the
 training script leaves those blocks out (``benchmarks/train_tagratio.py``). A thread is
 what the structure test finds, or repeated items whose class or id names a comment
-(:data:`COMMENT_HINT`: the structure test misses threads whose items lack a meta block);
-beside an article, the list holding a thread's items cannot be the main container either
+(:data:`COMMENT_HINT`: the structure test misses threads whose items lack a meta block),
+or the repeated items of an element whose class or id names the comments
+(:data:`THREAD_HINT`: ``<div id="comments">`` around unnamed ``<dt>``/``<dd>`` pairs) and
+holds no article (no ``h1``, mostly its items' text, little prose of its own); beside an
+article, the list holding a thread's items cannot be the main container either
 (it is often the densest node, and the rule above only drops what lies outside the main
 container).
 
@@ -48,8 +51,11 @@ photo, a question of two lines) under a long thread has less, so its named comme
 was the main container and the model kept the comments (dragnet-dev's blogs: the largest
 block of kept text that its gold leaves out). A headline the page's titles name, followed
 by a list its template names as comments, is an article and its discussion, however short
-the article; a forum's posts are rarely named so, and a page whose titles name no heading
-before the thread is left to the model as before.
+the article; a forum's posts are rarely named so. Where no heading before the main
+container is the headline (the container may hold the article's heading, its paragraphs
+and the thread side by side), the named thread after :data:`ARTICLE_PROSE_CHARS` of
+article prose is the discussion of that prose; a named thread with less prose before it
+(a forum's posts under the forum's name) is left to the model.
 
 **The article's lead** is kept by a rule too: article prose (a paragraph's length, few
 links, outside comment threads and teaser lists) outside page furniture that lies after
@@ -231,6 +237,11 @@ COMMENT_HINT = re.compile(r"\b(?:comment|repl(?:y|ies)\b|disqus)")
 #: become spaces. Template vocabulary, English whatever the page's language.
 #: Plural words only: a singular "reference" is a CMS's link field (Drupal's
 #: ``field--type-entity-reference``), a singular "footnote" a credit line.
+#: Class/id words that name a comment thread's container (:func:`named_comments`), read
+#: as :data:`COMMENT_HINT`: whole words only, since a container so named is not an item
+#: and its name must say "the comments", not "commentary" (an article type) or
+#: "commented" (a post that has comments).
+THREAD_HINT = re.compile(r"\b(?:comments?|comment ?list|commentlist|disqus ?thread)\b")
 NOTES_HINT = re.compile(r"\b(?:references|reflist|footnotes|endnotes|bibliography)\b")
 
 
@@ -376,8 +387,33 @@ def main_container(
 
 def named_comments(nodes: NodeTable, structures: Structures) -> np.ndarray:
     """Boolean per node: a repeated item whose class or id names a comment
-    (:data:`COMMENT_HINT`)."""
-    return hint_flags(nodes, structures.repeated, _names_comment)
+    (:data:`COMMENT_HINT`), or a repeated item of a *named thread*: an element (not an
+    item, nor the page's ``html`` or ``body``, whose classes describe the page) whose
+    class or id names comments and which holds at least half of its text in repeated
+    items, as ``<div id="comments">`` around a list of unnamed ``<dt>`` authors and
+    ``<dd>`` bodies."""
+    items = structures.repeated
+    named = hint_flags(nodes, items, _names_comment)
+    holds_items = nodes.subtree_sum(items.astype(np.int64)) > 0
+    where = holds_items & ~items & ~nodes.tag_mask(("html", "body"))
+    where &= ~nodes.with_ancestors(nodes.tag_mask(("h1",)))  # an article's, not a thread's
+    containers = hint_flags(nodes, where, _names_thread)
+    # The outermost such elements outside named items (a comment's own parts are no thread).
+    containers &= ~nodes.with_descendants(named)
+    containers &= ~nodes.with_descendants(containers)[np.maximum(nodes.parent, 0)]
+    if not containers.any():
+        return named
+    positions = np.arange(len(nodes))
+    length = nodes.block_chars
+    prose = (length >= PROSE_BLOCK_CHARS) & (nodes.block_link_chars < PROSE_LINK_SHARE * length)
+    for container in np.flatnonzero(containers).tolist():
+        below = (positions > container) & (positions < nodes.end[container])
+        in_items = nodes.with_descendants(items & below)
+        held = int(length[in_items].sum())
+        own_prose = int(length[below & prose & ~in_items].sum())
+        if 2 * held >= int(nodes.chars[container]) and own_prose < ARTICLE_PROSE_CHARS:
+            named |= items & below
+    return named
 
 
 def _names_comment(hint: str) -> bool:
@@ -386,6 +422,13 @@ def _names_comment(hint: str) -> bool:
     search each (the regular expression costs several times that)."""
     return ("comment" in hint or "repl" in hint or "disqus" in hint) and (
         COMMENT_HINT.search(hint.replace("-", " ").replace("_", " ")) is not None
+    )
+
+
+def _names_thread(hint: str) -> bool:
+    """The hint names a comment thread's container (:data:`THREAD_HINT`)."""
+    return ("comment" in hint or "disqus" in hint) and (
+        THREAD_HINT.search(hint.replace("-", " ").replace("_", " ")) is not None
     )
 
 
@@ -590,10 +633,15 @@ def block_features(
     lead = (blocks > headline) & (nodes.end[blocks] <= main) & (headline >= 0)
     furniture = under_tag[blocks] | under_hint[blocks]  # per block, around the main container
     lead &= prose & ~furniture
-    # The discussion of the headline's article: a named thread after the headline.
-    discussion = in_named[blocks] & (blocks > headline) & (headline >= 0)
-    if headline >= 0 and in_named[headline]:  # the "headline" is a comment's heading
-        discussion[:] = False
+    # The discussion of the article: a named thread after its headline or, on a page where
+    # no headline was found before the main container (it may hold the article and its
+    # thread side by side), after the article's prose.
+    if headline >= 0:
+        discussion = in_named[blocks] & (blocks > headline) & ~in_named[headline]
+    else:
+        prose_chars = own_prose[blocks]
+        prose_before = np.cumsum(prose_chars) - prose_chars
+        discussion = in_named[blocks] & (prose_before >= ARTICLE_PROSE_CHARS)
     page_chars = max(float(nodes.chars[0]), 1.0)
     main_chars = max(float(nodes.chars[main]), 1.0)
     previous = lambda values: np.concatenate(([0.0], values))[:-1]  # noqa: E731
