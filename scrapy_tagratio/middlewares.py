@@ -10,7 +10,9 @@ A response flows downloader middleware -> callback -> spider middleware -> pipel
   Scrapy's ``NO_CALLBACK`` of robots.txt and the media pipelines, pass uncounted), in
   the reactor thread or in the worker pool,
   and puts the :class:`~scrapy_tagratio.Extraction` in ``response.meta["tagratio"]`` for
-  the callback, or an error record in ``response.meta["tagratio_error"]``. With
+  the callback, or an error record in ``response.meta["tagratio_error"]``. The pages
+  a ``CrawlSpider`` rule without a callback fetches (:func:`follows_only`) pass too,
+  counted in ``tagratio/skipped/follow_only``: no callback sees them. With
   ``TAGRATIO_OVERVIEW_ACTION = "ignore"`` overview pages are dropped here with
   ``IgnoreRequest``.
 * :class:`TagRatioSpiderMiddleware` sets the main text and the scores on every item the
@@ -55,7 +57,7 @@ from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from itemadapter import ItemAdapter
@@ -64,6 +66,7 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import HtmlResponse, Request, Response
 from scrapy.http.request import NO_CALLBACK
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
+from scrapy.spiders import CrawlSpider
 from scrapy.utils.conf import build_component_list
 from scrapy.utils.misc import load_object
 
@@ -415,6 +418,24 @@ def _enabled(crawler: Crawler, setting: str, component: type) -> bool:
     )
 
 
+def follows_only(request: Request, spider: Any) -> bool:
+    """The request is a :class:`~scrapy.spiders.CrawlSpider` rule's whose ``callback`` is
+    None: Scrapy follows the page's links and calls no callback with it, so no item can
+    get its extraction (a broad crawl's section fronts and pagination, often most of its
+    pages). Read from CrawlSpider's own ``_callback`` and ``_rules`` (what its
+    ``_build_request`` sets); where a Scrapy version has them otherwise, False: the page
+    is extracted as any other."""
+    if not isinstance(spider, CrawlSpider):
+        return False
+    if request.callback is None or request.callback != getattr(spider, "_callback", None):
+        return False
+    rules = getattr(spider, "_rules", None)
+    index = request.meta.get("rule")
+    if not isinstance(rules, Sequence) or not isinstance(index, int) or not 0 <= index < len(rules):
+        return False
+    return getattr(rules[index], "callback", True) is None
+
+
 class TagRatioDownloaderMiddleware:
     """Extracts every HTML response; see the module docstring."""
 
@@ -440,6 +461,9 @@ class TagRatioDownloaderMiddleware:
             # robots.txt, the media pipelines' downloads: no callback, no item sees them.
             return response
         stats = self.stats
+        if follows_only(request, self.crawler.spider):
+            stats.inc_value("tagratio/skipped/follow_only")
+            return response
         if not isinstance(response, HtmlResponse):
             stats.inc_value("tagratio/skipped/non_html")
             return response

@@ -30,7 +30,9 @@ from badinput import cases, large_page
 from conftest import REPO, CrawlResult, CrawlSpec, LocalSite, python_env
 from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse, Request, Response, TextResponse
+from scrapy.linkextractors import LinkExtractor
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
+from scrapy.spiders import CrawlSpider, Rule
 from scrapy.utils.reactor import install_reactor
 from scrapy.utils.test import get_crawler
 
@@ -460,6 +462,51 @@ def test_responses_to_requests_without_callback_are_not_extracted(
     assert result.stats["tagratio/pages_extracted"] == 1
     assert "tagratio/overview_pages" not in result.stats
     assert [item["url"] for item in result.items if item["main_text"]] == [page]
+
+
+class RulesSpider(CrawlSpider):
+    """A CrawlSpider as its documentation writes one: a rule that only follows the
+    listing pages (no callback) and a rule that parses the articles."""
+
+    name = "rules"
+    rules = (
+        Rule(LinkExtractor(allow=r"/list\d\.html$"), follow=True),
+        Rule(LinkExtractor(allow=r"/a\d\.html$"), callback="parse_article"),
+    )
+
+    def __init__(self, base_url: str, **kwargs: Any) -> None:
+        self.start_urls = [base_url + "/front.html"]
+        super().__init__(**kwargs)
+
+    def parse_article(self, response: Response) -> Iterator[dict[str, Any]]:
+        yield {"url": response.url}
+
+
+def test_pages_a_crawl_spider_only_follows_are_not_extracted(
+    local_site: Callable[..., LocalSite], run_crawls: Callable[..., dict[str, CrawlResult]]
+) -> None:
+    """The listing pages a rule without a callback fetches reach no callback: their links
+    are followed and nothing reads their extraction, which was computed for each (in a
+    broad crawl, section fronts and pagination are often most of the pages). They are
+    counted as skipped; the start page (parsed by ``parse_start_url``) and the articles are
+    extracted, and the articles' items get their text."""
+    server = local_site()
+    articles = [server.add(f"/a{i}.html", page.read_bytes()) for i, page in enumerate(ARTICLES[:4])]
+    for number, half in ((1, articles[:2]), (2, articles[2:])):
+        links = "".join(f'<li><a href="{path_of(url)}">Story {url}</a></li>' for url in half)
+        server.add(f"/list{number}.html", FRONT.format(links=links))
+    links = '<li><a href="/list1.html">Page 1</a></li><li><a href="/list2.html">Page 2</a></li>'
+    server.add("/front.html", FRONT.format(links=links))
+    spider = "test_scrapy_integration:RulesSpider"
+    spec = CrawlSpec("rules", spider, ADDON, {"base_url": server.base_url})
+    result = run_crawls([spec])["rules"]
+    assert result.error is None
+    assert result.stats["tagratio/skipped/follow_only"] == 2
+    assert result.stats["tagratio/pages_extracted"] == 1 + len(articles)
+    assert sorted(item["url"] for item in result.items) == sorted(articles)
+    by_url = sorted(result.items, key=lambda item: item["url"])
+    for item, page in zip(by_url, ARTICLES[:4], strict=True):
+        assert paragraphs(page)[0] in item["main_text"]
 
 
 class RedirectedSpider(StatusSpider):
