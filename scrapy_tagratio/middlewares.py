@@ -114,8 +114,12 @@ class CrawlState:
     already warned about.
 
     Marked items are held by ``id`` with the item itself (so the id cannot be reused
-    while the mark lives) until the pipeline takes them; an overview item that a later
-    spider middleware filters out keeps its mark until the crawl ends.
+    while the mark lives) until the pipeline takes them, or until Scrapy reports that the
+    item left the pipelines before ours (``item_dropped``, ``item_error``: a pipeline of
+    lower priority dropped it or failed on it). What is left when the spider closes never
+    reached our pipeline: filtered out by a later spider middleware, or replaced by a new
+    object in a pipeline before ours, which then went on undropped; the crawl counts those
+    items and says so (:meth:`report_unclaimed`).
     """
 
     def __init__(self, pool: ExtractionPool, site_memory: SiteMemory | None) -> None:
@@ -136,6 +140,27 @@ class CrawlState:
         marked = self._drops.pop(id(item), None)
         return marked[1] if marked is not None and marked[0] is item else None
 
+    def forget_drop(self, item: Any, **_: Any) -> None:
+        """``item_dropped`` and ``item_error`` handler: the item left the pipelines, and a
+        mark it still has would be held until the crawl ends."""
+        self.take_drop(item)
+
+    def report_unclaimed(self, stats: Any) -> None:
+        """At the spider's close: count (``tagratio/overview_items_unclaimed``) and name
+        the marked items our pipeline never took, and let them go."""
+        if not self._drops:
+            return
+        stats.set_value("tagratio/overview_items_unclaimed", len(self._drops))
+        logger.warning(
+            "%d item(s) of overview pages never reached TagRatioPipeline: a spider "
+            "middleware after TagRatioSpiderMiddleware filtered them out, or an item "
+            "pipeline before TagRatioPipeline returned a new object for them, which was not "
+            "dropped. Give TagRatioPipeline a lower ITEM_PIPELINES priority than such a "
+            "pipeline.",
+            len(self._drops),
+        )
+        self._drops.clear()
+
 
 _STATES: weakref.WeakKeyDictionary[Crawler, CrawlState] = weakref.WeakKeyDictionary()
 
@@ -153,6 +178,12 @@ def crawl_state(crawler: Crawler, settings: TagRatioSettings) -> CrawlState:
         state = _STATES[crawler] = CrawlState(pool, _new_memory(crawler, settings))
         pool.start(settings.options)
         crawler.signals.connect(pool.aclose, signal=signals.spider_closed, weak=False)
+        for signal in (signals.item_dropped, signals.item_error):
+            crawler.signals.connect(state.forget_drop, signal=signal, weak=False)
+        stats = crawler.stats
+        crawler.signals.connect(
+            lambda **_: state.report_unclaimed(stats), signal=signals.spider_closed, weak=False
+        )
     return state
 
 

@@ -28,7 +28,8 @@ import pytest
 import scrapy
 from badinput import cases, large_page
 from conftest import REPO, CrawlResult, CrawlSpec, LocalSite, python_env
-from scrapy.exceptions import NotConfigured
+from itemadapter import ItemAdapter
+from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.http import HtmlResponse, Request, Response, TextResponse
 from scrapy.linkextractors import LinkExtractor
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
@@ -507,6 +508,52 @@ def test_pages_a_crawl_spider_only_follows_are_not_extracted(
     by_url = sorted(result.items, key=lambda item: item["url"])
     for item, page in zip(by_url, ARTICLES[:4], strict=True):
         assert paragraphs(page)[0] in item["main_text"]
+
+
+class ReplacingPipeline:
+    """A project pipeline that returns a new object for every item (a conversion)."""
+
+    def process_item(self, item: Any) -> dict[str, Any]:
+        return dict(ItemAdapter(item).asdict())
+
+
+class DroppingPipeline:
+    """A project pipeline that drops every item (a deduplication that saw them all)."""
+
+    def process_item(self, item: Any) -> Any:
+        raise DropItem("seen before")
+
+
+@pytest.mark.parametrize(
+    ("pipeline", "unclaimed"), [("ReplacingPipeline", 1), ("DroppingPipeline", None)]
+)
+def test_marks_of_items_that_never_reach_the_pipeline_are_reported_or_forgotten(
+    local_site: Callable[..., LocalSite],
+    run_crawls: Callable[..., dict[str, CrawlResult]],
+    pipeline: str,
+    unclaimed: int | None,
+) -> None:
+    """The spider middleware marks an overview page's item and TagRatioPipeline (priority
+    100) drops it. A pipeline before it that drops the item: Scrapy's ``item_dropped``
+    frees the mark (it was held until the crawl ended). One that returns a new object:
+    the new object is not marked and goes on, so the crawl counts the items our pipeline
+    never took and says why in one WARNING."""
+    server = local_site()
+    links = "".join(
+        f'<li><a href="/{p.relative_to(SITE).as_posix()}">{headline(p)}</a></li>' for p in ARTICLES
+    )
+    front = server.add("/front.html", FRONT.format(links=links))
+    article = server.add("/a0.html", ARTICLES[0].read_bytes())
+    settings = {**ADDON, "ITEM_PIPELINES": {f"test_scrapy_integration.{pipeline}": 50}}
+    pages = json.dumps([front, article])
+    spec = CrawlSpec("marks", "test_scrapy_integration:StatusSpider", settings, {"pages": pages})
+    result = run_crawls([spec])["marks"]
+    assert result.error is None
+    assert result.stats["tagratio/overview_pages"] == 1
+    assert result.stats.get("tagratio/overview_items_unclaimed") == unclaimed
+    assert ("never reached TagRatioPipeline" in result.log) == (unclaimed is not None)
+    if unclaimed:  # the replaced overview item went on: what the warning is about
+        assert sorted(item["url"] for item in result.items) == sorted([front, article])
 
 
 class RedirectedSpider(StatusSpider):
