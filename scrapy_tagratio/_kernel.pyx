@@ -825,38 +825,78 @@ def starts_word(str text, tuple prefixes, tuple whole):
     ``c`` below 128. One pass over the text's word starts, each
     compared in C with the words of its first letter (the regular expression tries each of
     its branches at each position: most of the time of a page's first reading of a hint)."""
-    cdef Py_ssize_t n = len(text), i, j, size
+    _check_vocabulary(prefixes, whole)
+    return _starts_word(text, prefixes, whole)
+
+
+def starts_words(list texts, const int64_t[::1] read, tuple prefixes, tuple whole):
+    """Per index in ``read`` (into ``texts``, checked), :func:`starts_word` of that text,
+    as bytes of 0 and 1: a page's distinct hints tested in one call (a Python call per
+    hint costs several times the test)."""
+    cdef Py_ssize_t n = read.shape[0], count = len(texts), k
+    _check_vocabulary(prefixes, whole)
+    for k in range(n):
+        if read[k] < 0 or read[k] >= count:
+            raise IndexError(f"text {read[k]} is not one of the {count} texts")
+    cdef bytearray out = PyByteArray_FromStringAndSize(NULL, n)
+    cdef char* found = PyByteArray_AS_STRING(out)
+    for k in range(n):
+        found[k] = _starts_word(<str?>texts[read[k]], prefixes, whole)
+    return out
+
+
+cdef int _check_vocabulary(tuple prefixes, tuple whole) except -1:
+    """The words of :func:`starts_word` are given as one tuple per ASCII character."""
+    if len(prefixes) != 128 or len(whole) != 128:
+        raise ValueError("one tuple of words per ASCII character")
+    return 0
+
+
+cdef bint _starts_word(str text, tuple prefixes, tuple whole) noexcept:
+    """:func:`starts_word`, its words checked by the caller."""
+    cdef Py_ssize_t n = len(text), i
     cdef int kind = PyUnicode_KIND(text)
     cdef void* data = PyUnicode_DATA(text)
     cdef Py_UCS4 character
-    cdef tuple group
-    cdef str word
-    cdef bint previous_is_word = False, is_word, is_whole
-    if len(prefixes) != 128 or len(whole) != 128:
-        raise ValueError("one tuple of words per ASCII character")
+    cdef bint previous_is_word = False, is_word
     for i in range(n):
         character = PyUnicode_READ(kind, data, i)
         is_word = _is_word(character)
-        if is_word and not previous_is_word and character < 128:
-            for is_whole in (False, True):
-                group = <tuple>(whole if is_whole else prefixes)[<Py_ssize_t>character]
-                for j in range(len(group)):
-                    word = <str>group[j]
-                    size = len(word)
-                    if i + size > n or not _same(text, kind, data, i, word, size):
-                        continue
-                    # A whole word ends where the text's word does.
-                    if not is_whole or i + size == n or not _is_word(
-                        PyUnicode_READ(kind, data, i + size)
-                    ):
-                        return True
+        if is_word and not previous_is_word and character < 128 and (
+            _word_at(text, kind, data, i, <tuple>prefixes[<Py_ssize_t>character], False)
+            or _word_at(text, kind, data, i, <tuple>whole[<Py_ssize_t>character], True)
+        ):
+            return True
         previous_is_word = is_word
     return False
 
 
+cdef bint _word_at(str text, int kind, void* data, Py_ssize_t at, tuple words, bint whole) noexcept:
+    """One of ``words`` is at ``at`` in ``text``, and with ``whole`` ends a word there."""
+    cdef Py_ssize_t n = len(text), j, size
+    cdef str word
+    for j in range(len(words)):
+        word = <str>words[j]
+        size = len(word)
+        if at + size > n or not _same(text, kind, data, at, word, size):
+            continue
+        if not whole or at + size == n or not _is_word(PyUnicode_READ(kind, data, at + size)):
+            return True
+    return False
+
+
+#: Per ASCII character, whether it is a word character of :func:`_is_word`.
+cdef bint _WORD_ASCII[128]
+for _ch in range(128):
+    _WORD_ASCII[_ch] = _ch != ord("_") and Py_UNICODE_ISALNUM(_ch)
+
+
 cdef inline bint _is_word(Py_UCS4 character) noexcept:
-    """A word character of ``re`` (``\\w``) that is not ``_`` (read as a space)."""
-    return character != u"_" and Py_UNICODE_ISALNUM(character)
+    """A word character of ``re`` (``\\w``) that is not ``_`` (read as a space); ASCII
+    through a table (``Py_UNICODE_ISALNUM`` is up to four calls a character)."""
+    if character < 128:
+        return _WORD_ASCII[character]
+    return Py_UNICODE_ISALNUM(character)
 
 
 cdef inline bint _same(str text, int kind, void* data, Py_ssize_t at, str word, Py_ssize_t size):

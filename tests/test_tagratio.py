@@ -900,3 +900,54 @@ def test_the_word_test_reads_the_vocabulary_of_the_regular_expression() -> None:
     prefixes = {w for group in module._BOILERPLATE_PREFIXES for w in group}
     assert prefixes | {r"ads?\b"} == set(module.BOILERPLATE_WORDS)
     assert {w for group in module._BOILERPLATE_WHOLE for w in group} == {"ad", "ads"}
+
+
+#: Pieces of random hints for every test of :func:`hint_flags`: their words, the words of
+#: the body's names, prefixes and extensions of them, separators, a digit and other scripts.
+_VOCABULARY_PIECES = st.sampled_from(
+    [
+        *"abceinoprstxy", "comment", "disqus", "repl", "reply", "replies", "references",
+        "reflist", "footnotes", "endnotes", "bibliography", "art", "article", "post",
+        "entry", "text", "page", "story", "body", "content", "container", "inner", "nav",
+        " ", "-", "_", "  ", "2", "é", "İ", "\u0300", "日",
+    ]
+)  # fmt: skip
+
+
+@given(st.lists(_VOCABULARY_PIECES, max_size=10).map("".join))
+@settings(max_examples=400)
+def test_every_hint_a_test_names_holds_its_kernel_words(hint: str) -> None:
+    """With the kernel, :func:`hint_flags` reads only the hints that hold a
+    :class:`HintTest`'s words (``starts_words``): every hint its test names holds them,
+    so both paths flag the same nodes; for the comments and notes, the words are the
+    regular expression's answer."""
+    _kernel = pytest.importorskip("scrapy_tagratio._kernel")
+    import scrapy_tagratio.algorithms.tagratio as module
+
+    words = hint.replace("-", " ").replace("_", " ")
+    tests = (module.BOILERPLATE_NAMES, module.COMMENT_NAMES, module.NOTES_NAMES, module.BODY_NAMES)
+    held = {test: _kernel.starts_word(hint, test.prefixes, test.whole) for test in tests}
+    for test, holds in held.items():
+        assert holds or not test.names(hint), (test.names.__name__, hint)
+    assert held[module.COMMENT_NAMES] == (module.COMMENT_HINT.search(words) is not None)
+    assert held[module.NOTES_NAMES] == (module.NOTES_HINT.search(words) is not None)
+
+
+def test_the_kernels_batched_word_test_is_the_word_test_of_each_text() -> None:
+    """``starts_words`` answers ``starts_word`` for each text it is given the index of,
+    and refuses an index outside the list and a vocabulary of the wrong shape."""
+    _kernel = pytest.importorskip("scrapy_tagratio._kernel")
+    import scrapy_tagratio.algorithms.tagratio as module
+
+    test = module.COMMENT_NAMES
+    texts = ["comment-list", "site-nav", "reply", "replyto", "", "x disqus_thread"]
+    read = np.array([5, 0, 1, 2, 3, 4, 0], dtype=np.int64)
+    found = _kernel.starts_words(texts, read, test.prefixes, test.whole)
+    expected = [_kernel.starts_word(texts[i], test.prefixes, test.whole) for i in read]
+    assert list(bytes(found)) == [int(e) for e in expected] == [1, 1, 0, 1, 0, 0, 1]
+    for wrong in (-1, len(texts)):
+        outside = np.array([wrong], dtype=np.int64)
+        with pytest.raises(IndexError):
+            _kernel.starts_words(texts, outside, test.prefixes, test.whole)
+    with pytest.raises(ValueError, match="one tuple of words per ASCII character"):
+        _kernel.starts_words(texts, read, (), test.whole)

@@ -230,19 +230,25 @@ HEADLINE_CANDIDATES = 8
 #: Class/id words that name a comment (template vocabulary, English whatever the page's
 #: language): a repeated item (:attr:`~scrapy_tagratio.structure.Structures.repeated`)
 #: so named counts as a comment of a thread even where the structure test misses it
-#: (a thread whose items have no meta block, or whose replies nest the bodies).
-COMMENT_HINT = re.compile(r"\b(?:comment|repl(?:y|ies)\b|disqus)")
+#: (a thread whose items have no meta block, or whose replies nest the bodies). A hint
+#: names a comment when one of its words (read after "-" and "_" become spaces) starts
+#: with one of :data:`COMMENT_WORDS` or is one of :data:`COMMENT_WHOLE_WORDS`
+#: ("replies-count" names one, "replyto" does not).
+COMMENT_WORDS = ("comment", "disqus")
+COMMENT_WHOLE_WORDS = ("reply", "replies")
+COMMENT_HINT = re.compile(rf"\b(?:{'|'.join(COMMENT_WORDS)}|(?:{'|'.join(COMMENT_WHOLE_WORDS)})\b)")
 #: Class/id words that name the article's notes: its references, footnotes, endnotes or
 #: bibliography (Wikipedia's ``reflist``, a blog's ``footnotes``), read after "-" and "_"
 #: become spaces. Template vocabulary, English whatever the page's language.
 #: Plural words only: a singular "reference" is a CMS's link field (Drupal's
 #: ``field--type-entity-reference``), a singular "footnote" a credit line.
+NOTES_WORDS = ("references", "reflist", "footnotes", "endnotes", "bibliography")
+NOTES_HINT = re.compile(rf"\b(?:{'|'.join(NOTES_WORDS)})\b")
 #: Class/id words that name a comment thread's container (:func:`named_comments`), read
 #: as :data:`COMMENT_HINT`: whole words only, since a container so named is not an item
 #: and its name must say "the comments", not "commentary" (an article type) or
 #: "commented" (a post that has comments).
 THREAD_HINT = re.compile(r"\b(?:comments?|comment ?list|commentlist|disqus ?thread)\b")
-NOTES_HINT = re.compile(r"\b(?:references|reflist|footnotes|endnotes|bibliography)\b")
 
 
 @lru_cache(maxsize=1 << 16)
@@ -294,22 +300,83 @@ def _names_boilerplate(hint: str) -> bool:
     )
 
 
+def _names_comment(hint: str) -> bool:
+    """The hint names a comment (:data:`COMMENT_HINT`). Every match holds one of the
+    three words tested first, which rule out most hints at the cost of a substring
+    search each (the regular expression costs several times that)."""
+    return ("comment" in hint or "repl" in hint or "disqus" in hint) and (
+        COMMENT_HINT.search(hint.replace("-", " ").replace("_", " ")) is not None
+    )
+
+
+def _names_thread(hint: str) -> bool:
+    """The hint names a comment thread's container (:data:`THREAD_HINT`)."""
+    return ("comment" in hint or "disqus" in hint) and (
+        THREAD_HINT.search(hint.replace("-", " ").replace("_", " ")) is not None
+    )
+
+
+def _names_notes(hint: str) -> bool:
+    """The hint names the article's notes (:data:`NOTES_HINT`); as :func:`_names_comment`,
+    a substring every match holds is tested first."""
+    return ("ref" in hint or "note" in hint or "biblio" in hint) and (
+        NOTES_HINT.search(hint.replace("-", " ").replace("_", " ")) is not None
+    )
+
+
+@dataclass(frozen=True)
+class HintTest:
+    """A test of a page's hints (class, id, role and itemprop words) for :func:`hint_flags`:
+    ``names``, the exact test of one hint, and words every hint it names holds, at a
+    word's start (``prefixes``) or whole (``whole``), by first character
+    (:func:`_by_ascii_letter`). With the compiled kernel these words are looked for in
+    one C pass over the page's hints (``starts_words``) and ``names`` reads only the
+    hints that hold one: a Python call per hint cost more than the test itself."""
+
+    names: Callable[[str], bool]
+    prefixes: tuple[tuple[str, ...], ...]
+    whole: tuple[tuple[str, ...], ...] = _by_ascii_letter(())
+
+
+#: The hint names a boilerplate region (:func:`_names_boilerplate`): the kernel's words
+#: are :data:`BOILERPLATE_HINT`'s own, read by the content test after them.
+BOILERPLATE_NAMES = HintTest(_names_boilerplate, _BOILERPLATE_PREFIXES, _BOILERPLATE_WHOLE)
+#: The hint names a comment (:data:`COMMENT_HINT`; the words are the test).
+COMMENT_NAMES = HintTest(
+    _names_comment, _by_ascii_letter(COMMENT_WORDS), _by_ascii_letter(COMMENT_WHOLE_WORDS)
+)
+#: The hint names a comment thread's container (:data:`THREAD_HINT`): every name starts a
+#: word with "comment" or "disqus".
+THREAD_NAMES = HintTest(_names_thread, _by_ascii_letter(("comment", "disqus")))
+#: The hint names the article's notes (:data:`NOTES_HINT`; the words are the test).
+NOTES_NAMES = HintTest(_names_notes, _by_ascii_letter(()), _by_ascii_letter(NOTES_WORDS))
+#: The hint names the article's body (:data:`BODY_HINT`): every name starts a word
+#: with one of these (``article``, ``articlebody``, ``art content``...).
+BODY_NAMES = HintTest(
+    _names_body, _by_ascii_letter(("art", "post", "entry", "text", "page", "story", "body"))
+)
+
+
 def hint_flags(
-    nodes: NodeTable,
-    where: np.ndarray | None = None,
-    names: Callable[[str], bool] = _names_boilerplate,
+    nodes: NodeTable, where: np.ndarray | None = None, test: HintTest = BOILERPLATE_NAMES
 ) -> np.ndarray:
     """Boolean per node: its class/id/role/itemprop names a boilerplate region (and not
-    the article body), or what ``names`` tests. Each distinct hint of the page is read
+    the article body), or what ``test`` tests. Each distinct hint of the page is read
     once (:attr:`NodeTable.hint_codes`); with ``where`` (a boolean mask), only the hints
-    of the nodes it marks are read, the others are False (the regular expressions of an
-    uncached hint are most of this function's time)."""
+    of the nodes it marks are read, the others are False (the tests of an uncached hint
+    are most of this function's time). With the compiled kernel, the hints holding none
+    of ``test``'s words are ruled out in one C pass first (:class:`HintTest`)."""
     codes, hints = nodes.hint_codes
     present = np.zeros(len(hints), dtype=bool)
     present[codes if where is None else codes[where]] = True
-    read = np.flatnonzero(present).tolist()
+    read = np.flatnonzero(present)
+    kernel = active_kernel()
+    if kernel is not None:
+        read64 = read.astype(np.int64, copy=False)
+        held = kernel.starts_words(hints, read64, test.prefixes, test.whole)
+        read = read[np.frombuffer(held, dtype=bool)]
     named = np.zeros(len(hints), dtype=bool)
-    named[read] = [names(hints[code]) for code in read]
+    named[read] = [test.names(hints[code]) for code in read.tolist()]
     flags = named[codes]
     return flags if where is None else flags & where
 
@@ -393,11 +460,11 @@ def named_comments(nodes: NodeTable, structures: Structures) -> np.ndarray:
     items, as ``<div id="comments">`` around a list of unnamed ``<dt>`` authors and
     ``<dd>`` bodies."""
     items = structures.repeated
-    named = hint_flags(nodes, items, _names_comment)
+    named = hint_flags(nodes, items, COMMENT_NAMES)
     holds_items = nodes.subtree_sum(items.astype(np.int64)) > 0
     where = holds_items & ~items & ~nodes.tag_mask(("html", "body"))
     where &= ~nodes.with_ancestors(nodes.tag_mask(("h1",)))  # an article's, not a thread's
-    containers = hint_flags(nodes, where, _names_thread)
+    containers = hint_flags(nodes, where, THREAD_NAMES)
     # The outermost such elements outside named items (a comment's own parts are no thread).
     containers &= ~nodes.with_descendants(named)
     containers &= ~nodes.with_descendants(containers)[np.maximum(nodes.parent, 0)]
@@ -414,30 +481,6 @@ def named_comments(nodes: NodeTable, structures: Structures) -> np.ndarray:
         if 2 * held >= int(nodes.chars[container]) and own_prose < ARTICLE_PROSE_CHARS:
             named |= items & below
     return named
-
-
-def _names_comment(hint: str) -> bool:
-    """The hint names a comment (:data:`COMMENT_HINT`). Every match holds one of the
-    three words tested first, which rule out most hints at the cost of a substring
-    search each (the regular expression costs several times that)."""
-    return ("comment" in hint or "repl" in hint or "disqus" in hint) and (
-        COMMENT_HINT.search(hint.replace("-", " ").replace("_", " ")) is not None
-    )
-
-
-def _names_thread(hint: str) -> bool:
-    """The hint names a comment thread's container (:data:`THREAD_HINT`)."""
-    return ("comment" in hint or "disqus" in hint) and (
-        THREAD_HINT.search(hint.replace("-", " ").replace("_", " ")) is not None
-    )
-
-
-def _names_notes(hint: str) -> bool:
-    """The hint names the article's notes (:data:`NOTES_HINT`); as :func:`_names_comment`,
-    a substring every match holds is tested first."""
-    return ("ref" in hint or "note" in hint or "biblio" in hint) and (
-        NOTES_HINT.search(hint.replace("-", " ").replace("_", " ")) is not None
-    )
 
 
 def sections_parent(nodes: NodeTable, sums: np.ndarray, main: int, excluded: np.ndarray) -> int:
@@ -486,7 +529,7 @@ def body_spans(nodes: NodeTable, blocks: np.ndarray, where: np.ndarray) -> np.nd
     element of its name, ``name`` its body name's number (:func:`_body_name`, numbered in
     order of first use), its blocks ``blocks[first:stop]``. Linear in the page (no pass per
     name: a page may hold thousands of names)."""
-    elements = np.flatnonzero(hint_flags(nodes, where, _names_body))
+    elements = np.flatnonzero(hint_flags(nodes, where, BODY_NAMES))
     codes, _ = name_codes([_body_name(nodes.hint[e]) for e in elements.tolist()])
     names = codes.astype(np.int64)
     order = np.lexsort((elements, names))  # by name, then in document order
@@ -686,7 +729,7 @@ def block_features(
         column[:] = values
     # The article's notes: blocks under an element its template names as references or
     # footnotes, outside page furniture and threads, after the headline where there is one.
-    notes = nodes.with_descendants(hint_flags(nodes, text_path, _names_notes))[blocks]
+    notes = nodes.with_descendants(hint_flags(nodes, text_path, NOTES_NAMES))[blocks]
     notes &= ~(furniture | in_thread) & (blocks > headline)
     # The article's code: preformatted blocks in the main container, outside page
     # furniture and threads.
