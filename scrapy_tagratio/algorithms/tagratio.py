@@ -113,14 +113,14 @@ leave-one-set-out and site-grouped validation figures.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import ClassVar
 
 import numpy as np
 
-from ..cleaning import data_tables, name_codes
+from ..cleaning import HintTest, by_ascii_letter, data_tables, name_codes
 from ..document import Document, NodeTable
 from ..reader import active_kernel
 from ..structure import Structures, find_structures
@@ -186,16 +186,10 @@ def _by_first_letter(words: tuple[str, ...]) -> str:
 BOILERPLATE_HINT = re.compile(rf"\b(?:{_by_first_letter(BOILERPLATE_WORDS)})")
 
 
-def _by_ascii_letter(words: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
-    """``words`` (ASCII) by their first character: per character code below 128, the
-    words that start with it (what the kernel's ``starts_word`` reads)."""
-    return tuple(tuple(w for w in words if ord(w[0]) == code) for code in range(128))
-
-
 #: :data:`BOILERPLATE_HINT` for the kernel's word test (``starts_word``, the same
 #: answers): its words as prefixes of a word, and ``ads?\b``'s two as whole words.
-_BOILERPLATE_PREFIXES = _by_ascii_letter(tuple(w for w in BOILERPLATE_WORDS if w.isalpha()))
-_BOILERPLATE_WHOLE = _by_ascii_letter(("ad", "ads"))
+_BOILERPLATE_PREFIXES = by_ascii_letter(tuple(w for w in BOILERPLATE_WORDS if w.isalpha()))
+_BOILERPLATE_WHOLE = by_ascii_letter(("ad", "ads"))
 #: A text block counts as article prose when it has at least this many characters, under
 #: :data:`PROSE_LINK_SHARE` of them in links, and lies in no comment thread, teaser list or
 #: page furniture; a page with :data:`ARTICLE_PROSE_CHARS` of such prose has an article
@@ -324,36 +318,22 @@ def _names_notes(hint: str) -> bool:
     )
 
 
-@dataclass(frozen=True)
-class HintTest:
-    """A test of a page's hints (class, id, role and itemprop words) for :func:`hint_flags`:
-    ``names``, the exact test of one hint, and words every hint it names holds, at a
-    word's start (``prefixes``) or whole (``whole``), by first character
-    (:func:`_by_ascii_letter`). With the compiled kernel these words are looked for in
-    one C pass over the page's hints (``starts_words``) and ``names`` reads only the
-    hints that hold one: a Python call per hint cost more than the test itself."""
-
-    names: Callable[[str], bool]
-    prefixes: tuple[tuple[str, ...], ...]
-    whole: tuple[tuple[str, ...], ...] = _by_ascii_letter(())
-
-
 #: The hint names a boilerplate region (:func:`_names_boilerplate`): the kernel's words
 #: are :data:`BOILERPLATE_HINT`'s own, read by the content test after them.
 BOILERPLATE_NAMES = HintTest(_names_boilerplate, _BOILERPLATE_PREFIXES, _BOILERPLATE_WHOLE)
 #: The hint names a comment (:data:`COMMENT_HINT`; the words are the test).
 COMMENT_NAMES = HintTest(
-    _names_comment, _by_ascii_letter(COMMENT_WORDS), _by_ascii_letter(COMMENT_WHOLE_WORDS)
+    _names_comment, by_ascii_letter(COMMENT_WORDS), by_ascii_letter(COMMENT_WHOLE_WORDS)
 )
 #: The hint names a comment thread's container (:data:`THREAD_HINT`): every name starts a
 #: word with "comment" or "disqus".
-THREAD_NAMES = HintTest(_names_thread, _by_ascii_letter(("comment", "disqus")))
+THREAD_NAMES = HintTest(_names_thread, by_ascii_letter(("comment", "disqus")))
 #: The hint names the article's notes (:data:`NOTES_HINT`; the words are the test).
-NOTES_NAMES = HintTest(_names_notes, _by_ascii_letter(()), _by_ascii_letter(NOTES_WORDS))
+NOTES_NAMES = HintTest(_names_notes, by_ascii_letter(()), by_ascii_letter(NOTES_WORDS))
 #: The hint names the article's body (:data:`BODY_HINT`): every name starts a word
 #: with one of these (``article``, ``articlebody``, ``art content``...).
 BODY_NAMES = HintTest(
-    _names_body, _by_ascii_letter(("art", "post", "entry", "text", "page", "story", "body"))
+    _names_body, by_ascii_letter(("art", "post", "entry", "text", "page", "story", "body"))
 )
 
 
@@ -364,19 +344,12 @@ def hint_flags(
     the article body), or what ``test`` tests. Each distinct hint of the page is read
     once (:attr:`NodeTable.hint_codes`); with ``where`` (a boolean mask), only the hints
     of the nodes it marks are read, the others are False (the tests of an uncached hint
-    are most of this function's time). With the compiled kernel, the hints holding none
-    of ``test``'s words are ruled out in one C pass first (:class:`HintTest`)."""
+    are most of this function's time; with the compiled kernel, most hints are ruled out
+    by their words in one C pass first: :class:`~scrapy_tagratio.cleaning.HintTest`)."""
     codes, hints = nodes.hint_codes
     present = np.zeros(len(hints), dtype=bool)
     present[codes if where is None else codes[where]] = True
-    read = np.flatnonzero(present)
-    kernel = active_kernel()
-    if kernel is not None:
-        read64 = read.astype(np.int64, copy=False)
-        held = kernel.starts_words(hints, read64, test.prefixes, test.whole)
-        read = read[np.frombuffer(held, dtype=bool)]
-    named = np.zeros(len(hints), dtype=bool)
-    named[read] = [test.names(hints[code]) for code in read.tolist()]
+    named = test.named(hints, np.flatnonzero(present))
     flags = named[codes]
     return flags if where is None else flags & where
 
