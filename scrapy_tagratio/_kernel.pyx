@@ -37,9 +37,10 @@ from cpython.ref cimport Py_INCREF, Py_XDECREF
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, uintptr_t
 from cpython.unicode cimport (
     Py_UNICODE_ISALNUM, Py_UNICODE_ISSPACE, PyUnicode_1BYTE_DATA, PyUnicode_1BYTE_KIND,
-    PyUnicode_DATA, PyUnicode_DecodeUTF8, PyUnicode_KIND, PyUnicode_New, PyUnicode_READ,
-    PyUnicode_WRITE,
+    PyUnicode_DATA, PyUnicode_DecodeUTF8, PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_New,
+    PyUnicode_READ, PyUnicode_WRITE,
 )
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 from libc.stdlib cimport qsort
 from libc.string cimport memcmp, memcpy, memset, strlen
 
@@ -854,7 +855,7 @@ cdef int _check_vocabulary(tuple prefixes, tuple whole) except -1:
 
 cdef bint _starts_word(str text, tuple prefixes, tuple whole) noexcept:
     """:func:`starts_word`, its words checked by the caller."""
-    cdef Py_ssize_t n = len(text), i
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i
     cdef int kind = PyUnicode_KIND(text)
     cdef void* data = PyUnicode_DATA(text)
     cdef Py_UCS4 character
@@ -863,22 +864,25 @@ cdef bint _starts_word(str text, tuple prefixes, tuple whole) noexcept:
         character = PyUnicode_READ(kind, data, i)
         is_word = _is_word(character)
         if is_word and not previous_is_word and character < 128 and (
-            _word_at(text, kind, data, i, <tuple>prefixes[<Py_ssize_t>character], False)
-            or _word_at(text, kind, data, i, <tuple>whole[<Py_ssize_t>character], True)
+            _word_at(kind, data, n, i, <tuple>prefixes[<Py_ssize_t>character], False)
+            or _word_at(kind, data, n, i, <tuple>whole[<Py_ssize_t>character], True)
         ):
             return True
         previous_is_word = is_word
     return False
 
 
-cdef bint _word_at(str text, int kind, void* data, Py_ssize_t at, tuple words, bint whole) noexcept:
-    """One of ``words`` is at ``at`` in ``text``, and with ``whole`` ends a word there."""
-    cdef Py_ssize_t n = len(text), j, size
+cdef inline bint _word_at(
+    int kind, void* data, Py_ssize_t n, Py_ssize_t at, tuple words, bint whole
+) noexcept:
+    """One of ``words`` is at ``at`` in the text of ``n`` characters at ``data``, and with
+    ``whole`` ends a word there."""
+    cdef Py_ssize_t j, size
     cdef str word
-    for j in range(len(words)):
-        word = <str>words[j]
-        size = len(word)
-        if at + size > n or not _same(text, kind, data, at, word, size):
+    for j in range(PyTuple_GET_SIZE(words)):
+        word = <str>PyTuple_GET_ITEM(words, j)
+        size = PyUnicode_GET_LENGTH(word)
+        if at + size > n or not _same(kind, data, at, word, size):
             continue
         if not whole or at + size == n or not _is_word(PyUnicode_READ(kind, data, at + size)):
             return True
@@ -899,8 +903,9 @@ cdef inline bint _is_word(Py_UCS4 character) noexcept:
     return Py_UNICODE_ISALNUM(character)
 
 
-cdef inline bint _same(str text, int kind, void* data, Py_ssize_t at, str word, Py_ssize_t size):
-    """``text[at:at + size] == word`` (the caller checked that the text is long enough)."""
+cdef inline bint _same(int kind, void* data, Py_ssize_t at, str word, Py_ssize_t size) noexcept:
+    """``text[at:at + size] == word`` for the text at ``data`` (the caller checked that it
+    is long enough)."""
     cdef int word_kind = PyUnicode_KIND(word)
     cdef void* word_data = PyUnicode_DATA(word)
     cdef Py_ssize_t k
