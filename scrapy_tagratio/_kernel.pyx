@@ -816,26 +816,21 @@ def span_text_lengths(
     return out
 
 
-def starts_word(str text, tuple prefixes, tuple whole):
-    """Whether a word of ``text``, read with ``-`` and ``_`` as spaces, starts with one of
-    the given prefixes or is one of the given whole words: what a regular expression
+def starts_words(list texts, const int64_t[::1] read, tuple prefixes, tuple whole):
+    """Per index in ``read`` (into ``texts``, checked), whether a word of that text, read
+    with ``-`` and ``_`` as spaces, starts with one of the given prefixes or is one of the
+    given whole words, as bytes of 0 and 1: what a regular expression
     ``\\b(?:p1|p2|...|w1\\b|w2\\b...)`` finds in the text so read, a word being a run of
     the characters ``re`` calls word characters (``str.isalnum`` or ``_``). The prefixes
     and whole words are ASCII word characters, given by their first character:
     ``prefixes[c]`` (and ``whole[c]``) is the tuple of those starting with ``chr(c)``, for
-    ``c`` below 128. One pass over the text's word starts, each
-    compared in C with the words of its first letter (the regular expression tries each of
-    its branches at each position: most of the time of a page's first reading of a hint)."""
-    _check_vocabulary(prefixes, whole)
-    return _starts_word(text, prefixes, whole)
-
-
-def starts_words(list texts, const int64_t[::1] read, tuple prefixes, tuple whole):
-    """Per index in ``read`` (into ``texts``, checked), :func:`starts_word` of that text,
-    as bytes of 0 and 1: a page's distinct hints tested in one call (a Python call per
-    hint costs several times the test)."""
+    ``c`` below 128. One pass over each text's word starts, each compared in C with the
+    words of its first letter (the regular expression tries each of its branches at each
+    position), and a page's distinct hints in one call (a Python call per hint costs
+    several times the test)."""
     cdef Py_ssize_t n = read.shape[0], count = len(texts), k
-    _check_vocabulary(prefixes, whole)
+    if len(prefixes) != 128 or len(whole) != 128:
+        raise ValueError("one tuple of words per ASCII character")
     for k in range(n):
         if read[k] < 0 or read[k] >= count:
             raise IndexError(f"text {read[k]} is not one of the {count} texts")
@@ -846,15 +841,8 @@ def starts_words(list texts, const int64_t[::1] read, tuple prefixes, tuple whol
     return out
 
 
-cdef int _check_vocabulary(tuple prefixes, tuple whole) except -1:
-    """The words of :func:`starts_word` are given as one tuple per ASCII character."""
-    if len(prefixes) != 128 or len(whole) != 128:
-        raise ValueError("one tuple of words per ASCII character")
-    return 0
-
-
 cdef bint _starts_word(str text, tuple prefixes, tuple whole) noexcept:
-    """:func:`starts_word`, its words checked by the caller."""
+    """:func:`starts_words` of one text."""
     cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i
     cdef int kind = PyUnicode_KIND(text)
     cdef void* data = PyUnicode_DATA(text)

@@ -857,37 +857,46 @@ def test_the_articles_code_is_kept_by_rule() -> None:
     assert [texts[b] for b in np.flatnonzero(rules.code)][-1] == "[extensions] evolve7 ="
 
 
-#: Pieces of random hints: letters of the vocabulary, its words and the body's, separators,
-#: a digit, accents, a combining mark, another script and a superscript digit.
+#: Pieces of random hints for every test of :func:`hint_flags`: letters and words of their
+#: vocabularies and of the body's names, prefixes and extensions of them, separators, a
+#: digit, accents, a combining mark, another script and a superscript digit.
 _HINT_PIECES = st.sampled_from(
     [
-        *"adscomentbyrlupfixq", "ad", "ads", "comment", "article", "body", "content", "nav",
-        " ", "-", "_", "--", "2", ":", ".", "é", "ß", "İ", "\u0300", "日", "\u00b2",
+        *"adscomentbyrlupfixq", "ad", "ads", "nav", "comment", "disqus", "repl", "reply",
+        "replies", "references", "reflist", "footnotes", "endnotes", "bibliography", "art",
+        "article", "post", "entry", "text", "page", "story", "body", "content", "container",
+        "inner", " ", "-", "_", "--", "  ", "2", ":", ".", "é", "ß", "İ", "\u0300", "日",
+        "\u00b2",
     ]
 )  # fmt: skip
 
 
 @given(st.lists(_HINT_PIECES, max_size=12).map("".join))
-@settings(max_examples=300)
-def test_the_kernels_word_test_names_what_the_regular_expression_names(hint: str) -> None:
-    """With the kernel, a hint names a boilerplate region by its word test
-    (``starts_word``), the regular expressions' answer on every hint: words of the
-    vocabulary at a word's start or inside one, "ad" and "ads" whole or not, separators,
-    digits, accents, combining marks and other scripts (``re``'s word characters), and
-    the article body's names that overrule."""
+@settings(max_examples=400)
+def test_the_hint_tests_name_what_their_regular_expressions_name(hint: str) -> None:
+    """Each test of :func:`hint_flags` names a hint as its regular expression does, on
+    both paths: with the kernel, only the hints holding its words (``starts_words``) are
+    read further, so every hint it names must hold them (the body's names), or the words
+    must be the test itself (the boilerplate words, less the article body's names that
+    overrule, the comments' and the notes' words). Words at a word's start or inside
+    one, "ad" and "ads" whole or not, separators, digits, accents, combining marks and
+    other scripts (``re``'s word characters)."""
     import scrapy_tagratio.algorithms.tagratio as module
     from scrapy_tagratio import reader
 
-    names = module._names_boilerplate.__wrapped__  # not the cache both paths share
     words = hint.replace("-", " ").replace("_", " ")
-    expected = (
-        module.BOILERPLATE_HINT.search(words) is not None
-        and module.CONTENT_HINT.search(words) is None
-    )
+    expected = {
+        module.BOILERPLATE_NAMES: module.BOILERPLATE_HINT.search(words) is not None
+        and module.CONTENT_HINT.search(words) is None,
+        module.COMMENT_NAMES: module.COMMENT_HINT.search(words) is not None,
+        module.NOTES_NAMES: module.NOTES_HINT.search(words) is not None,
+        module.BODY_NAMES: module.BODY_HINT.search(words) is not None,
+    }
     for path in ("kernel", "target") if reader.kernel_status()[0] else ("target",):
         saved, reader.DEFAULT_READER = reader.DEFAULT_READER, path
         try:
-            assert names(hint) == expected, path
+            for test, answer in expected.items():
+                assert test.named([hint], np.array([0])).tolist() == [answer], (path, test)
         finally:
             reader.DEFAULT_READER = saved
 
@@ -902,40 +911,9 @@ def test_the_word_test_reads_the_vocabulary_of_the_regular_expression() -> None:
     assert {w for group in module._BOILERPLATE_WHOLE for w in group} == {"ad", "ads"}
 
 
-#: Pieces of random hints for every test of :func:`hint_flags`: their words, the words of
-#: the body's names, prefixes and extensions of them, separators, a digit and other scripts.
-_VOCABULARY_PIECES = st.sampled_from(
-    [
-        *"abceinoprstxy", "comment", "disqus", "repl", "reply", "replies", "references",
-        "reflist", "footnotes", "endnotes", "bibliography", "art", "article", "post",
-        "entry", "text", "page", "story", "body", "content", "container", "inner", "nav",
-        " ", "-", "_", "  ", "2", "é", "İ", "\u0300", "日",
-    ]
-)  # fmt: skip
-
-
-@given(st.lists(_VOCABULARY_PIECES, max_size=10).map("".join))
-@settings(max_examples=400)
-def test_every_hint_a_test_names_holds_its_kernel_words(hint: str) -> None:
-    """With the kernel, :func:`hint_flags` reads only the hints that hold a
-    :class:`HintTest`'s words (``starts_words``): every hint its test names holds them,
-    so both paths flag the same nodes; for the comments and notes, the words are the
-    regular expression's answer."""
-    _kernel = pytest.importorskip("scrapy_tagratio._kernel")
-    import scrapy_tagratio.algorithms.tagratio as module
-
-    words = hint.replace("-", " ").replace("_", " ")
-    tests = (module.BOILERPLATE_NAMES, module.COMMENT_NAMES, module.NOTES_NAMES, module.BODY_NAMES)
-    held = {test: _kernel.starts_word(hint, test.prefixes, test.whole) for test in tests}
-    for test, holds in held.items():
-        assert holds or not test.names(hint), (test.names.__name__, hint)
-    assert held[module.COMMENT_NAMES] == (module.COMMENT_HINT.search(words) is not None)
-    assert held[module.NOTES_NAMES] == (module.NOTES_HINT.search(words) is not None)
-
-
-def test_the_kernels_batched_word_test_is_the_word_test_of_each_text() -> None:
-    """``starts_words`` answers ``starts_word`` for each text it is given the index of,
-    and refuses an index outside the list and a vocabulary of the wrong shape."""
+def test_the_kernels_word_test_reads_the_texts_asked_for() -> None:
+    """``starts_words`` answers for each text it is given the index of, and refuses an
+    index outside the list and a vocabulary of the wrong shape."""
     _kernel = pytest.importorskip("scrapy_tagratio._kernel")
     import scrapy_tagratio.algorithms.tagratio as module
 
@@ -943,8 +921,7 @@ def test_the_kernels_batched_word_test_is_the_word_test_of_each_text() -> None:
     texts = ["comment-list", "site-nav", "reply", "replyto", "", "x disqus_thread"]
     read = np.array([5, 0, 1, 2, 3, 4, 0], dtype=np.int64)
     found = _kernel.starts_words(texts, read, test.prefixes, test.whole)
-    expected = [_kernel.starts_word(texts[i], test.prefixes, test.whole) for i in read]
-    assert list(bytes(found)) == [int(e) for e in expected] == [1, 1, 0, 1, 0, 0, 1]
+    assert list(bytes(found)) == [1, 1, 0, 1, 0, 0, 1]
     for wrong in (-1, len(texts)):
         outside = np.array([wrong], dtype=np.int64)
         with pytest.raises(IndexError):

@@ -122,7 +122,6 @@ import numpy as np
 
 from ..cleaning import HintTest, by_ascii_letter, data_tables, name_codes
 from ..document import Document, NodeTable
-from ..reader import active_kernel
 from ..structure import Structures, find_structures
 from ..titles import HEADLINE_TAGS, names_title, title_words
 from .base import (
@@ -186,7 +185,7 @@ def _by_first_letter(words: tuple[str, ...]) -> str:
 BOILERPLATE_HINT = re.compile(rf"\b(?:{_by_first_letter(BOILERPLATE_WORDS)})")
 
 
-#: :data:`BOILERPLATE_HINT` for the kernel's word test (``starts_word``, the same
+#: :data:`BOILERPLATE_HINT` for the kernel's word test (``starts_words``, the same
 #: answers): its words as prefixes of a word, and ``ads?\b``'s two as whole words.
 _BOILERPLATE_PREFIXES = by_ascii_letter(tuple(w for w in BOILERPLATE_WORDS if w.isalpha()))
 _BOILERPLATE_WHOLE = by_ascii_letter(("ad", "ads"))
@@ -277,20 +276,21 @@ def _names_boilerplate(hint: str) -> bool:
     """The hint names a boilerplate region, and not the article body (which overrules).
 
     Class words are read as components: "menu-item" and "sd_sharing" name a menu and a
-    share bar, "update" does not name a date. With the compiled kernel the words are
-    found by its word test (``starts_word``: the regular expression's answers, several
-    times faster), and every match of :data:`CONTENT_HINT` holds "body" or "content",
-    tested first. Cached across pages: a site's pages repeat their class names, so on a
-    crawl most lookups are hits.
+    share bar, "update" does not name a date. Cached across pages: a site's pages repeat
+    their class names, so on a crawl most lookups are hits. (With the compiled kernel,
+    :data:`BOILERPLATE_NAMES` finds the words by its word test and calls only
+    :func:`_not_article_body`.)
     """
     words = hint.replace("-", " ").replace("_", " ")
-    kernel = active_kernel()
-    if kernel is not None:
-        named = kernel.starts_word(hint, _BOILERPLATE_PREFIXES, _BOILERPLATE_WHOLE)
-    else:
-        named = BOILERPLATE_HINT.search(words) is not None
-    return named and not (
-        ("body" in words or "content" in words) and CONTENT_HINT.search(words) is not None
+    return BOILERPLATE_HINT.search(words) is not None and _not_article_body(hint)
+
+
+def _not_article_body(hint: str) -> bool:
+    """The hint does not name the article body (:data:`CONTENT_HINT`), which overrules a
+    boilerplate word. Every match holds "body" or "content", tested first."""
+    return not (
+        ("body" in hint or "content" in hint)
+        and CONTENT_HINT.search(hint.replace("-", " ").replace("_", " ")) is not None
     )
 
 
@@ -319,17 +319,20 @@ def _names_notes(hint: str) -> bool:
 
 
 #: The hint names a boilerplate region (:func:`_names_boilerplate`): the kernel's words
-#: are :data:`BOILERPLATE_HINT`'s own, read by the content test after them.
-BOILERPLATE_NAMES = HintTest(_names_boilerplate, _BOILERPLATE_PREFIXES, _BOILERPLATE_WHOLE)
+#: are :data:`BOILERPLATE_HINT`'s own, and a hint holding them is named unless it names
+#: the article body.
+BOILERPLATE_NAMES = HintTest(
+    _names_boilerplate, _BOILERPLATE_PREFIXES, _BOILERPLATE_WHOLE, True, _not_article_body
+)
 #: The hint names a comment (:data:`COMMENT_HINT`; the words are the test).
 COMMENT_NAMES = HintTest(
-    _names_comment, by_ascii_letter(COMMENT_WORDS), by_ascii_letter(COMMENT_WHOLE_WORDS)
+    _names_comment, by_ascii_letter(COMMENT_WORDS), by_ascii_letter(COMMENT_WHOLE_WORDS), True
 )
 #: The hint names a comment thread's container (:data:`THREAD_HINT`): every name starts a
 #: word with "comment" or "disqus".
 THREAD_NAMES = HintTest(_names_thread, by_ascii_letter(("comment", "disqus")))
 #: The hint names the article's notes (:data:`NOTES_HINT`; the words are the test).
-NOTES_NAMES = HintTest(_names_notes, by_ascii_letter(()), by_ascii_letter(NOTES_WORDS))
+NOTES_NAMES = HintTest(_names_notes, by_ascii_letter(()), by_ascii_letter(NOTES_WORDS), True)
 #: The hint names the article's body (:data:`BODY_HINT`): every name starts a word
 #: with one of these (``article``, ``articlebody``, ``art content``...).
 BODY_NAMES = HintTest(
