@@ -506,6 +506,8 @@ def body_spans(nodes: NodeTable, blocks: np.ndarray, where: np.ndarray) -> np.nd
     order of first use), its blocks ``blocks[first:stop]``. Linear in the page (no pass per
     name: a page may hold thousands of names)."""
     elements = np.flatnonzero(hint_flags(nodes, where, BODY_NAMES))
+    if not elements.size:  # nearly half the pages name no body: none of the passes below
+        return np.empty((0, 3), dtype=np.int64)
     codes, _ = name_codes([_body_name(nodes.hint[e]) for e in elements.tolist()])
     names = codes.astype(np.int64)
     order = np.lexsort((elements, names))  # by name, then in document order
