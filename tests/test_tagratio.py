@@ -862,11 +862,11 @@ def test_the_articles_code_is_kept_by_rule() -> None:
 #: digit, accents, a combining mark, another script and a superscript digit.
 _HINT_PIECES = st.sampled_from(
     [
-        *"adscomentbyrlupfixq", "ad", "ads", "nav", "comment", "disqus", "repl", "reply",
-        "replies", "references", "reflist", "footnotes", "endnotes", "bibliography", "art",
-        "article", "post", "entry", "text", "page", "story", "body", "content", "container",
-        "inner", " ", "-", "_", "--", "  ", "2", ":", ".", "é", "ß", "İ", "\u0300", "日",
-        "\u00b2",
+        *"adscomentbyrlupfixq", "ad", "ads", "nav", "comment", "comments", "list", "thread",
+        "disqus", "repl", "reply", "replies", "references", "reflist", "footnotes",
+        "endnotes", "bibliography", "art", "article", "post", "entry", "text", "page",
+        "story", "body", "content", "container", "inner", " ", "-", "_", "--", "  ", "2",
+        ":", ".", "é", "ß", "İ", "\u0300", "日", "\u00b2",
     ]
 )  # fmt: skip
 
@@ -876,11 +876,11 @@ _HINT_PIECES = st.sampled_from(
 def test_the_hint_tests_name_what_their_regular_expressions_name(hint: str) -> None:
     """Each test of :func:`hint_flags` names a hint as its regular expression does, on
     both paths: with the kernel, only the hints holding its words (``starts_words``) are
-    read further, so every hint it names must hold them (the body's names), or the words
-    must be the test itself (the boilerplate words, less the article body's names that
-    overrule, the comments' and the notes' words). Words at a word's start or inside
-    one, "ad" and "ads" whole or not, separators, digits, accents, combining marks and
-    other scripts (``re``'s word characters)."""
+    read further, so every hint it names must hold them (the body's names, a thread's
+    container), or the words must be the test itself (the boilerplate words, less the
+    article body's names that overrule, the comments' and the notes' words). Words at a
+    word's start or inside one, "ad" and "ads" whole or not, separators, digits, accents,
+    combining marks and other scripts (``re``'s word characters)."""
     import scrapy_tagratio.algorithms.tagratio as module
     from scrapy_tagratio import reader
 
@@ -891,6 +891,7 @@ def test_the_hint_tests_name_what_their_regular_expressions_name(hint: str) -> N
         module.COMMENT_NAMES: module.COMMENT_HINT.search(words) is not None,
         module.NOTES_NAMES: module.NOTES_HINT.search(words) is not None,
         module.BODY_NAMES: module.BODY_HINT.search(words) is not None,
+        module.THREAD_NAMES: module.THREAD_HINT.search(words) is not None,
     }
     for path in ("kernel", "target") if reader.kernel_status()[0] else ("target",):
         saved, reader.DEFAULT_READER = reader.DEFAULT_READER, path
