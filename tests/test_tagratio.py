@@ -26,6 +26,7 @@ from scrapy_tagratio.algorithms.tagratio import (
 )
 from scrapy_tagratio.algorithms.trees import MODEL_VERSION, load_model
 from scrapy_tagratio.document import Document
+from scrapy_tagratio.reader import kernel_status
 from scrapy_tagratio.structure import Structures, find_structures
 
 STORY = "".join(
@@ -912,11 +913,12 @@ def test_the_word_test_reads_the_vocabulary_of_the_regular_expression() -> None:
     assert {w for group in module._BOILERPLATE_WHOLE for w in group} == {"ad", "ads"}
 
 
+@pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
 def test_the_kernels_word_test_reads_the_texts_asked_for() -> None:
     """``starts_words`` answers for each text it is given the index of, and refuses an
     index outside the list and a vocabulary of the wrong shape."""
-    _kernel = pytest.importorskip("scrapy_tagratio._kernel")
     import scrapy_tagratio.algorithms.tagratio as module
+    from scrapy_tagratio import _kernel
 
     test = module.COMMENT_NAMES
     texts = ["comment-list", "site-nav", "reply", "replyto", "", "x disqus_thread"]
