@@ -37,9 +37,10 @@ from cpython.ref cimport Py_INCREF, Py_XDECREF
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, uintptr_t
 from cpython.unicode cimport (
     Py_UNICODE_ISALNUM, Py_UNICODE_ISSPACE, PyUnicode_1BYTE_DATA, PyUnicode_1BYTE_KIND,
-    PyUnicode_DATA, PyUnicode_DecodeUTF8, PyUnicode_KIND, PyUnicode_New, PyUnicode_READ,
-    PyUnicode_WRITE,
+    PyUnicode_DATA, PyUnicode_DecodeUTF8, PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_New,
+    PyUnicode_READ, PyUnicode_WRITE,
 )
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 from libc.stdlib cimport qsort
 from libc.string cimport memcmp, memcpy, memset, strlen
 
@@ -815,52 +816,84 @@ def span_text_lengths(
     return out
 
 
-def starts_word(str text, tuple prefixes, tuple whole):
-    """Whether a word of ``text``, read with ``-`` and ``_`` as spaces, starts with one of
-    the given prefixes or is one of the given whole words: what a regular expression
+def starts_words(list texts, const int64_t[::1] read, tuple prefixes, tuple whole):
+    """Per index in ``read`` (into ``texts``, checked), whether a word of that text, read
+    with ``-`` and ``_`` as spaces, starts with one of the given prefixes or is one of the
+    given whole words, as bytes of 0 and 1: what a regular expression
     ``\\b(?:p1|p2|...|w1\\b|w2\\b...)`` finds in the text so read, a word being a run of
     the characters ``re`` calls word characters (``str.isalnum`` or ``_``). The prefixes
     and whole words are ASCII word characters, given by their first character:
     ``prefixes[c]`` (and ``whole[c]``) is the tuple of those starting with ``chr(c)``, for
-    ``c`` below 128. One pass over the text's word starts, each
-    compared in C with the words of its first letter (the regular expression tries each of
-    its branches at each position: most of the time of a page's first reading of a hint)."""
-    cdef Py_ssize_t n = len(text), i, j, size
+    ``c`` below 128. One pass over each text's word starts, each compared in C with the
+    words of its first letter (the regular expression tries each of its branches at each
+    position), and a page's distinct hints in one call (a Python call per hint costs
+    several times the test)."""
+    cdef Py_ssize_t n = read.shape[0], count = len(texts), k
+    if len(prefixes) != 128 or len(whole) != 128:
+        raise ValueError("one tuple of words per ASCII character")
+    for k in range(n):
+        if read[k] < 0 or read[k] >= count:
+            raise IndexError(f"text {read[k]} is not one of the {count} texts")
+    cdef bytearray out = PyByteArray_FromStringAndSize(NULL, n)
+    cdef char* found = PyByteArray_AS_STRING(out)
+    for k in range(n):
+        found[k] = _starts_word(<str?>texts[read[k]], prefixes, whole)
+    return out
+
+
+cdef bint _starts_word(str text, tuple prefixes, tuple whole) noexcept:
+    """:func:`starts_words` of one text."""
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i
     cdef int kind = PyUnicode_KIND(text)
     cdef void* data = PyUnicode_DATA(text)
     cdef Py_UCS4 character
-    cdef tuple group
-    cdef str word
-    cdef bint previous_is_word = False, is_word, is_whole
-    if len(prefixes) != 128 or len(whole) != 128:
-        raise ValueError("one tuple of words per ASCII character")
+    cdef bint previous_is_word = False, is_word
     for i in range(n):
         character = PyUnicode_READ(kind, data, i)
         is_word = _is_word(character)
-        if is_word and not previous_is_word and character < 128:
-            for is_whole in (False, True):
-                group = <tuple>(whole if is_whole else prefixes)[<Py_ssize_t>character]
-                for j in range(len(group)):
-                    word = <str>group[j]
-                    size = len(word)
-                    if i + size > n or not _same(text, kind, data, i, word, size):
-                        continue
-                    # A whole word ends where the text's word does.
-                    if not is_whole or i + size == n or not _is_word(
-                        PyUnicode_READ(kind, data, i + size)
-                    ):
-                        return True
+        if is_word and not previous_is_word and character < 128 and (
+            _word_at(kind, data, n, i, <tuple>prefixes[<Py_ssize_t>character], False)
+            or _word_at(kind, data, n, i, <tuple>whole[<Py_ssize_t>character], True)
+        ):
+            return True
         previous_is_word = is_word
     return False
 
 
+cdef inline bint _word_at(
+    int kind, void* data, Py_ssize_t n, Py_ssize_t at, tuple words, bint whole
+) noexcept:
+    """One of ``words`` is at ``at`` in the text of ``n`` characters at ``data``, and with
+    ``whole`` ends a word there."""
+    cdef Py_ssize_t j, size
+    cdef str word
+    for j in range(PyTuple_GET_SIZE(words)):
+        word = <str>PyTuple_GET_ITEM(words, j)
+        size = PyUnicode_GET_LENGTH(word)
+        if at + size > n or not _same(kind, data, at, word, size):
+            continue
+        if not whole or at + size == n or not _is_word(PyUnicode_READ(kind, data, at + size)):
+            return True
+    return False
+
+
+#: Per ASCII character, whether it is a word character of :func:`_is_word`.
+cdef bint _WORD_ASCII[128]
+for _ch in range(128):
+    _WORD_ASCII[_ch] = _ch != ord("_") and Py_UNICODE_ISALNUM(_ch)
+
+
 cdef inline bint _is_word(Py_UCS4 character) noexcept:
-    """A word character of ``re`` (``\\w``) that is not ``_`` (read as a space)."""
-    return character != u"_" and Py_UNICODE_ISALNUM(character)
+    """A word character of ``re`` (``\\w``) that is not ``_`` (read as a space); ASCII
+    through a table (``Py_UNICODE_ISALNUM`` is up to four calls a character)."""
+    if character < 128:
+        return _WORD_ASCII[character]
+    return Py_UNICODE_ISALNUM(character)
 
 
-cdef inline bint _same(str text, int kind, void* data, Py_ssize_t at, str word, Py_ssize_t size):
-    """``text[at:at + size] == word`` (the caller checked that the text is long enough)."""
+cdef inline bint _same(int kind, void* data, Py_ssize_t at, str word, Py_ssize_t size) noexcept:
+    """``text[at:at + size] == word`` for the text at ``data`` (the caller checked that it
+    is long enough)."""
     cdef int word_kind = PyUnicode_KIND(word)
     cdef void* word_data = PyUnicode_DATA(word)
     cdef Py_ssize_t k

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -27,8 +28,9 @@ if TYPE_CHECKING:
     from .nodetable import NodeTable
 
 __all__ = [
-    "BLOCK_TAGS", "CELL_TAGS", "HIDING_CLASSES", "LINK_TAGS", "SKIPPED_TAGS", "VOID_TAGS",
-    "TagClasses", "data_tables", "hidden_by_class", "name_codes",
+    "BLOCK_TAGS", "CELL_TAGS", "HIDING", "HIDING_CLASSES", "LINK_TAGS", "SKIPPED_TAGS",
+    "VOID_TAGS", "HintTest", "TagClasses", "by_ascii_letter", "data_tables", "hidden_by_class",
+    "name_codes",
 ]  # fmt: skip
 
 #: Elements whose subtree is never content (cleaning before any count).
@@ -66,6 +68,60 @@ def hidden_by_class(hint: str) -> bool:
     return not HIDING_CLASSES.isdisjoint(words) and not any(
         _SHOWN_AT_WIDTH.match(word) for word in words
     )
+
+
+def by_ascii_letter(words: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+    """``words`` (ASCII) by their first character: per character code below 128, the
+    words that start with it (what the kernel's ``starts_words`` reads)."""
+    return tuple(tuple(w for w in words if ord(w[0]) == code) for code in range(128))
+
+
+@dataclass(frozen=True)
+class HintTest:
+    """A test of hints (an element's class, id, role and itemprop words): ``names``, the
+    test of one hint, and words every hint it names holds at a word's start
+    (``prefixes``) or whole (``whole``), a word being a run of ``re``'s word characters
+    other than ``_``, by first character (:func:`by_ascii_letter`). With the compiled
+    kernel these words are looked for in one C pass over a page's hints
+    (``starts_words``) and only the hints that hold one are read further: a Python call
+    per hint costs more than the C test, and most hints hold none. When the words are
+    ``names``'s own test (``exact``), a hint holding them is named when it passes
+    ``rest`` (None: always) and ``names`` is not called; otherwise ``names`` decides."""
+
+    names: Callable[[str], bool]
+    prefixes: tuple[tuple[str, ...], ...]
+    whole: tuple[tuple[str, ...], ...] = by_ascii_letter(())
+    exact: bool = False
+    rest: Callable[[str], bool] | None = None
+
+    def named(self, hints: list[str], read: np.ndarray) -> np.ndarray:
+        """Boolean per hint of ``hints``: it is one of those ``read`` (indices into
+        ``hints``) and ``names`` names it."""
+        test: Callable[[str], bool] | None = self.names
+        kernel = active_kernel()
+        if kernel is not None:
+            found = kernel.starts_words(
+                hints, read.astype(np.int64, copy=False), self.prefixes, self.whole
+            )
+            read = read[np.frombuffer(found, dtype=bool)]
+            if self.exact:
+                test = self.rest
+        named = np.zeros(len(hints), dtype=bool)
+        if test is None:
+            named[read] = True
+        else:
+            named[read] = [test(hints[i]) for i in read.tolist()]
+        return named
+
+
+#: :func:`hidden_by_class` as a :class:`HintTest`: every class of
+#: :data:`HIDING_CLASSES` starts a word with one of these, or is the word "d" or "sr"
+#: followed by another ("d-none", "sr-only").
+HIDING = HintTest(
+    hidden_by_class,
+    by_ascii_letter(("hid", "invisible", "visually", "screen", "element")),
+    by_ascii_letter(("d", "sr")),
+)
 
 
 #: Elements laid out as blocks: text of neighbouring blocks is separated by a newline.

@@ -35,12 +35,12 @@ from lxml import etree
 
 from .cleaning import (
     BLOCK_TAGS,
+    HIDING,
     LINK_TAGS,
     VOID_TAGS,
     TagClasses,
     _block_content,
     _dropped,
-    hidden_by_class,
     name_codes,
 )
 from .decoding import _decode, _decode_utf8, _refuse_binary, _utf8_reading, decode_html
@@ -512,10 +512,10 @@ class Document:
 
 def _hidden_by_class(page: PageEvents) -> list[int]:
     """The elements hidden by a CSS framework's class (:func:`~.cleaning.hidden_by_class`),
-    each distinct hint of the page tested once."""
-    codes, hints = name_codes(cast("list[str]", page.hints))  # an object array of str
-    flagged = np.fromiter(map(hidden_by_class, hints), bool, len(hints))
-    return np.flatnonzero(flagged[codes]).tolist()
+    each distinct hint of the page tested once (:data:`~.cleaning.HIDING`)."""
+    codes, names = name_codes(cast("list[str]", page.hints))  # an object array of str
+    hints = list(names)
+    return np.flatnonzero(HIDING.named(hints, np.arange(len(hints)))[codes]).tolist()
 
 
 #: A hidden element whose class or id holds "paywall" and that holds this many characters

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from lxml import etree
 
 from scrapy_tagratio import ExtractionError, extract, reader
-from scrapy_tagratio.cleaning import name_codes
+from scrapy_tagratio.cleaning import HIDING, HIDING_CLASSES, hidden_by_class, name_codes
 from scrapy_tagratio.document import Document, _collapse_pieces, parse_html, strip_tags
 from scrapy_tagratio.nodetable import _subtree_mask, _subtree_sum
 from scrapy_tagratio.reader import kernel_status
@@ -448,3 +448,28 @@ def test_the_kernels_runs_for_html_are_collapse_pieces(runs: list[str]) -> None:
     order = np.arange(len(runs), dtype=np.int32)[::-1].copy()
     expected = _collapse_pieces([runs[i] for i in order.tolist()])
     assert _kernel.collapsed_runs(runs, order) == expected
+
+
+#: Pieces of random class lists: the hiding classes, classes that show an element at some
+#: width, their parts and neighbours, separators and another script.
+_CLASS_PIECES = st.sampled_from(
+    [
+        *sorted(HIDING_CLASSES), "hidden-xs", "hid", "d-flex", "d", "sr", "md:block",
+        "d-md-block", "show-for-sr", "is", "u", "-", "_", " ", "  ", "\t", "x", "2", "é",
+    ]
+)  # fmt: skip
+
+
+@given(st.lists(_CLASS_PIECES, max_size=8).map("".join))
+@settings(max_examples=300)
+def test_the_hiding_classes_are_read_alike_on_both_paths(hint: str) -> None:
+    """A hint hidden by class (:func:`hidden_by_class`) holds :data:`HIDING`'s words, so
+    that the kernel's word test, which reads only the hints holding them, rules out none
+    of them: both paths find the same hidden elements."""
+    for path in ("kernel", "target") if kernel_status()[0] else ("target",):
+        saved, reader.DEFAULT_READER = reader.DEFAULT_READER, path
+        try:
+            named = HIDING.named([hint], np.array([0]))
+        finally:
+            reader.DEFAULT_READER = saved
+        assert named.tolist() == [hidden_by_class(hint)], path

@@ -26,6 +26,7 @@ from scrapy_tagratio.algorithms.tagratio import (
 )
 from scrapy_tagratio.algorithms.trees import MODEL_VERSION, load_model
 from scrapy_tagratio.document import Document
+from scrapy_tagratio.reader import kernel_status
 from scrapy_tagratio.structure import Structures, find_structures
 
 STORY = "".join(
@@ -857,37 +858,47 @@ def test_the_articles_code_is_kept_by_rule() -> None:
     assert [texts[b] for b in np.flatnonzero(rules.code)][-1] == "[extensions] evolve7 ="
 
 
-#: Pieces of random hints: letters of the vocabulary, its words and the body's, separators,
-#: a digit, accents, a combining mark, another script and a superscript digit.
+#: Pieces of random hints for every test of :func:`hint_flags`: letters and words of their
+#: vocabularies and of the body's names, prefixes and extensions of them, separators, a
+#: digit, accents, a combining mark, another script and a superscript digit.
 _HINT_PIECES = st.sampled_from(
     [
-        *"adscomentbyrlupfixq", "ad", "ads", "comment", "article", "body", "content", "nav",
-        " ", "-", "_", "--", "2", ":", ".", "é", "ß", "İ", "\u0300", "日", "\u00b2",
+        *"adscomentbyrlupfixq", "ad", "ads", "nav", "comment", "comments", "list", "thread",
+        "disqus", "repl", "reply", "replies", "references", "reflist", "footnotes",
+        "endnotes", "bibliography", "art", "article", "post", "entry", "text", "page",
+        "story", "body", "content", "container", "inner", " ", "-", "_", "--", "  ", "2",
+        ":", ".", "é", "ß", "İ", "\u0300", "日", "\u00b2",
     ]
 )  # fmt: skip
 
 
 @given(st.lists(_HINT_PIECES, max_size=12).map("".join))
-@settings(max_examples=300)
-def test_the_kernels_word_test_names_what_the_regular_expression_names(hint: str) -> None:
-    """With the kernel, a hint names a boilerplate region by its word test
-    (``starts_word``), the regular expressions' answer on every hint: words of the
-    vocabulary at a word's start or inside one, "ad" and "ads" whole or not, separators,
-    digits, accents, combining marks and other scripts (``re``'s word characters), and
-    the article body's names that overrule."""
+@settings(max_examples=400)
+def test_the_hint_tests_name_what_their_regular_expressions_name(hint: str) -> None:
+    """Each test of :func:`hint_flags` names a hint as its regular expression does, on
+    both paths: with the kernel, only the hints holding its words (``starts_words``) are
+    read further, so every hint it names must hold them (the body's names, a thread's
+    container), or the words must be the test itself (the boilerplate words, less the
+    article body's names that overrule, the comments' and the notes' words). Words at a
+    word's start or inside one, "ad" and "ads" whole or not, separators, digits, accents,
+    combining marks and other scripts (``re``'s word characters)."""
     import scrapy_tagratio.algorithms.tagratio as module
     from scrapy_tagratio import reader
 
-    names = module._names_boilerplate.__wrapped__  # not the cache both paths share
     words = hint.replace("-", " ").replace("_", " ")
-    expected = (
-        module.BOILERPLATE_HINT.search(words) is not None
-        and module.CONTENT_HINT.search(words) is None
-    )
+    expected = {
+        module.BOILERPLATE_NAMES: module.BOILERPLATE_HINT.search(words) is not None
+        and module.CONTENT_HINT.search(words) is None,
+        module.COMMENT_NAMES: module.COMMENT_HINT.search(words) is not None,
+        module.NOTES_NAMES: module.NOTES_HINT.search(words) is not None,
+        module.BODY_NAMES: module.BODY_HINT.search(words) is not None,
+        module.THREAD_NAMES: module.THREAD_HINT.search(words) is not None,
+    }
     for path in ("kernel", "target") if reader.kernel_status()[0] else ("target",):
         saved, reader.DEFAULT_READER = reader.DEFAULT_READER, path
         try:
-            assert names(hint) == expected, path
+            for test, answer in expected.items():
+                assert test.named([hint], np.array([0])).tolist() == [answer], (path, test)
         finally:
             reader.DEFAULT_READER = saved
 
@@ -900,3 +911,23 @@ def test_the_word_test_reads_the_vocabulary_of_the_regular_expression() -> None:
     prefixes = {w for group in module._BOILERPLATE_PREFIXES for w in group}
     assert prefixes | {r"ads?\b"} == set(module.BOILERPLATE_WORDS)
     assert {w for group in module._BOILERPLATE_WHOLE for w in group} == {"ad", "ads"}
+
+
+@pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
+def test_the_kernels_word_test_reads_the_texts_asked_for() -> None:
+    """``starts_words`` answers for each text it is given the index of, and refuses an
+    index outside the list and a vocabulary of the wrong shape."""
+    import scrapy_tagratio.algorithms.tagratio as module
+    from scrapy_tagratio import _kernel
+
+    test = module.COMMENT_NAMES
+    texts = ["comment-list", "site-nav", "reply", "replyto", "", "x disqus_thread"]
+    read = np.array([5, 0, 1, 2, 3, 4, 0], dtype=np.int64)
+    found = _kernel.starts_words(texts, read, test.prefixes, test.whole)
+    assert list(bytes(found)) == [1, 1, 0, 1, 0, 0, 1]
+    for wrong in (-1, len(texts)):
+        outside = np.array([wrong], dtype=np.int64)
+        with pytest.raises(IndexError):
+            _kernel.starts_words(texts, outside, test.prefixes, test.whole)
+    with pytest.raises(ValueError, match="one tuple of words per ASCII character"):
+        _kernel.starts_words(texts, read, (), test.whole)

@@ -113,16 +113,15 @@ leave-one-set-out and site-grouped validation figures.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import ClassVar
 
 import numpy as np
 
-from ..cleaning import data_tables, name_codes
+from ..cleaning import HintTest, by_ascii_letter, data_tables, name_codes
 from ..document import Document, NodeTable
-from ..reader import active_kernel
 from ..structure import Structures, find_structures
 from ..titles import HEADLINE_TAGS, names_title, title_words
 from .base import (
@@ -186,16 +185,10 @@ def _by_first_letter(words: tuple[str, ...]) -> str:
 BOILERPLATE_HINT = re.compile(rf"\b(?:{_by_first_letter(BOILERPLATE_WORDS)})")
 
 
-def _by_ascii_letter(words: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
-    """``words`` (ASCII) by their first character: per character code below 128, the
-    words that start with it (what the kernel's ``starts_word`` reads)."""
-    return tuple(tuple(w for w in words if ord(w[0]) == code) for code in range(128))
-
-
-#: :data:`BOILERPLATE_HINT` for the kernel's word test (``starts_word``, the same
+#: :data:`BOILERPLATE_HINT` for the kernel's word test (``starts_words``, the same
 #: answers): its words as prefixes of a word, and ``ads?\b``'s two as whole words.
-_BOILERPLATE_PREFIXES = _by_ascii_letter(tuple(w for w in BOILERPLATE_WORDS if w.isalpha()))
-_BOILERPLATE_WHOLE = _by_ascii_letter(("ad", "ads"))
+_BOILERPLATE_PREFIXES = by_ascii_letter(tuple(w for w in BOILERPLATE_WORDS if w.isalpha()))
+_BOILERPLATE_WHOLE = by_ascii_letter(("ad", "ads"))
 #: A text block counts as article prose when it has at least this many characters, under
 #: :data:`PROSE_LINK_SHARE` of them in links, and lies in no comment thread, teaser list or
 #: page furniture; a page with :data:`ARTICLE_PROSE_CHARS` of such prose has an article
@@ -230,19 +223,25 @@ HEADLINE_CANDIDATES = 8
 #: Class/id words that name a comment (template vocabulary, English whatever the page's
 #: language): a repeated item (:attr:`~scrapy_tagratio.structure.Structures.repeated`)
 #: so named counts as a comment of a thread even where the structure test misses it
-#: (a thread whose items have no meta block, or whose replies nest the bodies).
-COMMENT_HINT = re.compile(r"\b(?:comment|repl(?:y|ies)\b|disqus)")
+#: (a thread whose items have no meta block, or whose replies nest the bodies). A hint
+#: names a comment when one of its words (read after "-" and "_" become spaces) starts
+#: with one of :data:`COMMENT_WORDS` or is one of :data:`COMMENT_WHOLE_WORDS`
+#: ("replies-count" names one, "replyto" does not).
+COMMENT_WORDS = ("comment", "disqus")
+COMMENT_WHOLE_WORDS = ("reply", "replies")
+COMMENT_HINT = re.compile(rf"\b(?:{'|'.join(COMMENT_WORDS)}|(?:{'|'.join(COMMENT_WHOLE_WORDS)})\b)")
 #: Class/id words that name the article's notes: its references, footnotes, endnotes or
 #: bibliography (Wikipedia's ``reflist``, a blog's ``footnotes``), read after "-" and "_"
 #: become spaces. Template vocabulary, English whatever the page's language.
 #: Plural words only: a singular "reference" is a CMS's link field (Drupal's
 #: ``field--type-entity-reference``), a singular "footnote" a credit line.
+NOTES_WORDS = ("references", "reflist", "footnotes", "endnotes", "bibliography")
+NOTES_HINT = re.compile(rf"\b(?:{'|'.join(NOTES_WORDS)})\b")
 #: Class/id words that name a comment thread's container (:func:`named_comments`), read
 #: as :data:`COMMENT_HINT`: whole words only, since a container so named is not an item
 #: and its name must say "the comments", not "commentary" (an article type) or
 #: "commented" (a post that has comments).
 THREAD_HINT = re.compile(r"\b(?:comments?|comment ?list|commentlist|disqus ?thread)\b")
-NOTES_HINT = re.compile(r"\b(?:references|reflist|footnotes|endnotes|bibliography)\b")
 
 
 @lru_cache(maxsize=1 << 16)
@@ -277,39 +276,83 @@ def _names_boilerplate(hint: str) -> bool:
     """The hint names a boilerplate region, and not the article body (which overrules).
 
     Class words are read as components: "menu-item" and "sd_sharing" name a menu and a
-    share bar, "update" does not name a date. With the compiled kernel the words are
-    found by its word test (``starts_word``: the regular expression's answers, several
-    times faster), and every match of :data:`CONTENT_HINT` holds "body" or "content",
-    tested first. Cached across pages: a site's pages repeat their class names, so on a
-    crawl most lookups are hits.
+    share bar, "update" does not name a date. Cached across pages: a site's pages repeat
+    their class names, so on a crawl most lookups are hits. (With the compiled kernel,
+    :data:`BOILERPLATE_NAMES` finds the words by its word test and calls only
+    :func:`_not_article_body`.)
     """
     words = hint.replace("-", " ").replace("_", " ")
-    kernel = active_kernel()
-    if kernel is not None:
-        named = kernel.starts_word(hint, _BOILERPLATE_PREFIXES, _BOILERPLATE_WHOLE)
-    else:
-        named = BOILERPLATE_HINT.search(words) is not None
-    return named and not (
-        ("body" in words or "content" in words) and CONTENT_HINT.search(words) is not None
+    return BOILERPLATE_HINT.search(words) is not None and _not_article_body(hint)
+
+
+def _not_article_body(hint: str) -> bool:
+    """The hint does not name the article body (:data:`CONTENT_HINT`), which overrules a
+    boilerplate word. Every match holds "body" or "content", tested first."""
+    return not (
+        ("body" in hint or "content" in hint)
+        and CONTENT_HINT.search(hint.replace("-", " ").replace("_", " ")) is not None
     )
 
 
+def _names_comment(hint: str) -> bool:
+    """The hint names a comment (:data:`COMMENT_HINT`). Every match holds one of the
+    three words tested first, which rule out most hints at the cost of a substring
+    search each (the regular expression costs several times that)."""
+    return ("comment" in hint or "repl" in hint or "disqus" in hint) and (
+        COMMENT_HINT.search(hint.replace("-", " ").replace("_", " ")) is not None
+    )
+
+
+def _names_thread(hint: str) -> bool:
+    """The hint names a comment thread's container (:data:`THREAD_HINT`)."""
+    return ("comment" in hint or "disqus" in hint) and (
+        THREAD_HINT.search(hint.replace("-", " ").replace("_", " ")) is not None
+    )
+
+
+def _names_notes(hint: str) -> bool:
+    """The hint names the article's notes (:data:`NOTES_HINT`); as :func:`_names_comment`,
+    a substring every match holds is tested first."""
+    return ("ref" in hint or "note" in hint or "biblio" in hint) and (
+        NOTES_HINT.search(hint.replace("-", " ").replace("_", " ")) is not None
+    )
+
+
+#: The hint names a boilerplate region (:func:`_names_boilerplate`): the kernel's words
+#: are :data:`BOILERPLATE_HINT`'s own, and a hint holding them is named unless it names
+#: the article body.
+BOILERPLATE_NAMES = HintTest(
+    _names_boilerplate, _BOILERPLATE_PREFIXES, _BOILERPLATE_WHOLE, True, _not_article_body
+)
+#: The hint names a comment (:data:`COMMENT_HINT`; the words are the test).
+COMMENT_NAMES = HintTest(
+    _names_comment, by_ascii_letter(COMMENT_WORDS), by_ascii_letter(COMMENT_WHOLE_WORDS), True
+)
+#: The hint names a comment thread's container (:data:`THREAD_HINT`): every name starts a
+#: word with "comment" or "disqus".
+THREAD_NAMES = HintTest(_names_thread, by_ascii_letter(("comment", "disqus")))
+#: The hint names the article's notes (:data:`NOTES_HINT`; the words are the test).
+NOTES_NAMES = HintTest(_names_notes, by_ascii_letter(()), by_ascii_letter(NOTES_WORDS), True)
+#: The hint names the article's body (:data:`BODY_HINT`): every name starts a word
+#: with one of these (``article``, ``articlebody``, ``art content``...).
+BODY_NAMES = HintTest(
+    _names_body, by_ascii_letter(("art", "post", "entry", "text", "page", "story", "body"))
+)
+
+
 def hint_flags(
-    nodes: NodeTable,
-    where: np.ndarray | None = None,
-    names: Callable[[str], bool] = _names_boilerplate,
+    nodes: NodeTable, where: np.ndarray | None = None, test: HintTest = BOILERPLATE_NAMES
 ) -> np.ndarray:
     """Boolean per node: its class/id/role/itemprop names a boilerplate region (and not
-    the article body), or what ``names`` tests. Each distinct hint of the page is read
+    the article body), or what ``test`` tests. Each distinct hint of the page is read
     once (:attr:`NodeTable.hint_codes`); with ``where`` (a boolean mask), only the hints
-    of the nodes it marks are read, the others are False (the regular expressions of an
-    uncached hint are most of this function's time)."""
+    of the nodes it marks are read, the others are False (the tests of an uncached hint
+    are most of this function's time; with the compiled kernel, most hints are ruled out
+    by their words in one C pass first: :class:`~scrapy_tagratio.cleaning.HintTest`)."""
     codes, hints = nodes.hint_codes
     present = np.zeros(len(hints), dtype=bool)
     present[codes if where is None else codes[where]] = True
-    read = np.flatnonzero(present).tolist()
-    named = np.zeros(len(hints), dtype=bool)
-    named[read] = [names(hints[code]) for code in read]
+    named = test.named(hints, np.flatnonzero(present))
     flags = named[codes]
     return flags if where is None else flags & where
 
@@ -393,11 +436,11 @@ def named_comments(nodes: NodeTable, structures: Structures) -> np.ndarray:
     items, as ``<div id="comments">`` around a list of unnamed ``<dt>`` authors and
     ``<dd>`` bodies."""
     items = structures.repeated
-    named = hint_flags(nodes, items, _names_comment)
+    named = hint_flags(nodes, items, COMMENT_NAMES)
     holds_items = nodes.subtree_sum(items.astype(np.int64)) > 0
     where = holds_items & ~items & ~nodes.tag_mask(("html", "body"))
     where &= ~nodes.with_ancestors(nodes.tag_mask(("h1",)))  # an article's, not a thread's
-    containers = hint_flags(nodes, where, _names_thread)
+    containers = hint_flags(nodes, where, THREAD_NAMES)
     # The outermost such elements outside named items (a comment's own parts are no thread).
     containers &= ~nodes.with_descendants(named)
     containers &= ~nodes.with_descendants(containers)[np.maximum(nodes.parent, 0)]
@@ -414,30 +457,6 @@ def named_comments(nodes: NodeTable, structures: Structures) -> np.ndarray:
         if 2 * held >= int(nodes.chars[container]) and own_prose < ARTICLE_PROSE_CHARS:
             named |= items & below
     return named
-
-
-def _names_comment(hint: str) -> bool:
-    """The hint names a comment (:data:`COMMENT_HINT`). Every match holds one of the
-    three words tested first, which rule out most hints at the cost of a substring
-    search each (the regular expression costs several times that)."""
-    return ("comment" in hint or "repl" in hint or "disqus" in hint) and (
-        COMMENT_HINT.search(hint.replace("-", " ").replace("_", " ")) is not None
-    )
-
-
-def _names_thread(hint: str) -> bool:
-    """The hint names a comment thread's container (:data:`THREAD_HINT`)."""
-    return ("comment" in hint or "disqus" in hint) and (
-        THREAD_HINT.search(hint.replace("-", " ").replace("_", " ")) is not None
-    )
-
-
-def _names_notes(hint: str) -> bool:
-    """The hint names the article's notes (:data:`NOTES_HINT`); as :func:`_names_comment`,
-    a substring every match holds is tested first."""
-    return ("ref" in hint or "note" in hint or "biblio" in hint) and (
-        NOTES_HINT.search(hint.replace("-", " ").replace("_", " ")) is not None
-    )
 
 
 def sections_parent(nodes: NodeTable, sums: np.ndarray, main: int, excluded: np.ndarray) -> int:
@@ -486,7 +505,9 @@ def body_spans(nodes: NodeTable, blocks: np.ndarray, where: np.ndarray) -> np.nd
     element of its name, ``name`` its body name's number (:func:`_body_name`, numbered in
     order of first use), its blocks ``blocks[first:stop]``. Linear in the page (no pass per
     name: a page may hold thousands of names)."""
-    elements = np.flatnonzero(hint_flags(nodes, where, _names_body))
+    elements = np.flatnonzero(hint_flags(nodes, where, BODY_NAMES))
+    if not elements.size:  # nearly half the pages name no body: none of the passes below
+        return np.empty((0, 3), dtype=np.int64)
     codes, _ = name_codes([_body_name(nodes.hint[e]) for e in elements.tolist()])
     names = codes.astype(np.int64)
     order = np.lexsort((elements, names))  # by name, then in document order
@@ -686,7 +707,7 @@ def block_features(
         column[:] = values
     # The article's notes: blocks under an element its template names as references or
     # footnotes, outside page furniture and threads, after the headline where there is one.
-    notes = nodes.with_descendants(hint_flags(nodes, text_path, _names_notes))[blocks]
+    notes = nodes.with_descendants(hint_flags(nodes, text_path, NOTES_NAMES))[blocks]
     notes &= ~(furniture | in_thread) & (blocks > headline)
     # The article's code: preformatted blocks in the main container, outside page
     # furniture and threads.
