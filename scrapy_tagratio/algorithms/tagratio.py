@@ -428,6 +428,13 @@ def main_container(
     return int(np.argmax(candidates)) if not excluded.all() else 0
 
 
+def prose_like(length: np.ndarray, link_share: np.ndarray) -> np.ndarray:
+    """Per text block (its length and link share): it reads as article prose, at least
+    :data:`PROSE_BLOCK_CHARS` characters with under :data:`PROSE_LINK_SHARE` of them in
+    links (the callers add where it must not lie: threads, teaser lists)."""
+    return (length >= PROSE_BLOCK_CHARS) & (link_share < PROSE_LINK_SHARE)
+
+
 def named_comments(nodes: NodeTable, structures: Structures) -> np.ndarray:
     """Boolean per node: a repeated item whose class or id names a comment
     (:data:`COMMENT_HINT`), or a repeated item of a *named thread*: an element (not an
@@ -448,7 +455,7 @@ def named_comments(nodes: NodeTable, structures: Structures) -> np.ndarray:
         return named
     positions = np.arange(len(nodes))
     length = nodes.block_chars
-    prose = (length >= PROSE_BLOCK_CHARS) & (nodes.block_link_chars < PROSE_LINK_SHARE * length)
+    prose = prose_like(length, nodes.block_link_chars / np.maximum(length, 1))
     for container in np.flatnonzero(containers).tolist():
         below = (positions > container) & (positions < nodes.end[container])
         in_items = nodes.with_descendants(items & below)
@@ -607,8 +614,7 @@ def block_features(
     link_share = link_length[blocks] / np.maximum(length[blocks], 1)
     in_thread = threads[blocks]
     # Article prose: long, unlinked blocks outside threads, teaser lists and furniture.
-    prose = (length[blocks] >= PROSE_BLOCK_CHARS) & (link_share < PROSE_LINK_SHARE)
-    prose &= ~(in_thread | structures.teaser[blocks])
+    prose = prose_like(length[blocks], link_share) & ~(in_thread | structures.teaser[blocks])
     text_path = nodes.with_ancestors(length > 0)  # the nodes holding text blocks
 
     def furniture_around(main: int) -> tuple[np.ndarray, np.ndarray]:
