@@ -444,8 +444,7 @@ def named_comments(nodes: NodeTable, structures: Structures) -> np.ndarray:
     ``<dd>`` bodies."""
     items = structures.repeated
     named = hint_flags(nodes, items, COMMENT_NAMES)
-    holds_items = nodes.subtree_sum(items.astype(np.int64)) > 0
-    where = holds_items & ~items & ~nodes.tag_mask(("html", "body"))
+    where = nodes.with_ancestors(items) & ~items & ~nodes.tag_mask(("html", "body"))
     where &= ~nodes.with_ancestors(nodes.tag_mask(("h1",)))  # an article's, not a thread's
     containers = hint_flags(nodes, where, THREAD_NAMES)
     # The outermost such elements outside named items (a comment's own parts are no thread).
