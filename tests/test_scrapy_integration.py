@@ -511,16 +511,18 @@ def test_pages_a_crawl_spider_only_follows_are_not_extracted(
 
 
 class ReplacingPipeline:
-    """A project pipeline that returns a new object for every item (a conversion)."""
+    """A project pipeline that returns a new object for every item (a conversion). The
+    ``spider`` argument, which Scrapy 2.13 passes and later versions do not, is optional,
+    as in TagRatioPipeline."""
 
-    def process_item(self, item: Any) -> dict[str, Any]:
+    def process_item(self, item: Any, spider: Any = None) -> dict[str, Any]:
         return dict(ItemAdapter(item).asdict())
 
 
 class DroppingPipeline:
     """A project pipeline that drops every item (a deduplication that saw them all)."""
 
-    def process_item(self, item: Any) -> Any:
+    def process_item(self, item: Any, spider: Any = None) -> Any:
         raise DropItem("seen before")
 
 
