@@ -412,6 +412,22 @@ class AllAtOnceSpider(IndexSpider):
 HOLD = {"TAGRATIO_SITE_MEMORY_HOLD": 4, "TAGRATIO_SITE_MEMORY_HOLD_SECONDS": 60}
 
 
+def hold_crawls(spider: str, site: LocalSite, *, workers: bool = False) -> list[CrawlSpec]:
+    """Crawls of the template site by ``spider``: without the hold ("no_hold"), with it
+    ("hold") and, with ``workers``, with it in two worker processes ("hold_workers")."""
+    settings = {"ADDONS": {"scrapy_tagratio.Addon": 100}, "CONCURRENT_REQUESTS": 2}
+    args = {"base_url": site.base_url}
+    crawls = [
+        CrawlSpec("no_hold", spider, settings, args),
+        CrawlSpec("hold", spider, {**settings, **HOLD}, args),
+    ]
+    if workers:
+        crawls.append(
+            CrawlSpec("hold_workers", spider, {**settings, **HOLD, "TAGRATIO_WORKERS": 2}, args)
+        )
+    return crawls
+
+
 @pytest.mark.integration
 def test_holding_a_sites_first_pages_removes_the_template_from_them_too(
     template_site: LocalSite, run_crawls: Callable[..., dict[str, CrawlResult]]
@@ -421,15 +437,8 @@ def test_holding_a_sites_first_pages_removes_the_template_from_them_too(
     until the memory knows 4 other pages and every article loses the box, inline and with
     worker processes, with the article text kept."""
     assert SiteMemory().min_pages <= 3  # the box is on 3 other pages once 4 are known
-    spider = "test_site_memory:AllAtOnceSpider"
-    settings = {"ADDONS": {"scrapy_tagratio.Addon": 100}, "CONCURRENT_REQUESTS": 2}
-    args = {"base_url": template_site.base_url}
     results = run_crawls(
-        [
-            CrawlSpec("no_hold", spider, settings, args),
-            CrawlSpec("hold", spider, {**settings, **HOLD}, args),
-            CrawlSpec("hold_workers", spider, {**settings, **HOLD, "TAGRATIO_WORKERS": 2}, args),
-        ]
+        hold_crawls("test_site_memory:AllAtOnceSpider", template_site, workers=True)
     )
     with_box = items_with_the_box(results)
     assert with_box["no_hold"] > 0
@@ -502,16 +511,7 @@ def test_held_items_are_kept_when_the_callback_fails_after_them(
     """A callback that fails after yielding items keeps them, as without the hold: the
     held page's items went down with the callback's error (lost), now they wait for the
     memory, go on, and the error follows."""
-    spider = "test_site_memory:FailingSpider"
-    settings = {"ADDONS": {"scrapy_tagratio.Addon": 100}, "CONCURRENT_REQUESTS": 2}
-    args = {"base_url": template_site.base_url}
-    results = run_crawls(
-        [
-            CrawlSpec("no_hold", spider, settings, args),
-            CrawlSpec("hold", spider, {**settings, **HOLD}, args),
-        ],
-        timeout=50,
-    )
+    results = run_crawls(hold_crawls("test_site_memory:FailingSpider", template_site), timeout=50)
     for name, result in results.items():
         assert result.error is None
         assert result.stats["spider_exceptions/ValueError"] == ARTICLES, name

@@ -439,8 +439,9 @@ def named_comments(nodes: NodeTable, structures: Structures) -> np.ndarray:
     """Boolean per node: a repeated item whose class or id names a comment
     (:data:`COMMENT_HINT`), or a repeated item of a *named thread*: an element (not an
     item, nor the page's ``html`` or ``body``, whose classes describe the page) whose
-    class or id names comments and which holds at least half of its text in repeated
-    items, as ``<div id="comments">`` around a list of unnamed ``<dt>`` authors and
+    class or id names comments (:data:`THREAD_HINT`), which holds no ``h1``, at least half
+    of its text in repeated items and under :data:`ARTICLE_PROSE_CHARS` of prose outside
+    them, as ``<div id="comments">`` around a list of unnamed ``<dt>`` authors and
     ``<dd>`` bodies."""
     items = structures.repeated
     named = hint_flags(nodes, items, COMMENT_NAMES)
