@@ -52,7 +52,6 @@ import json
 import re
 from collections import OrderedDict
 from collections.abc import Iterable
-from copy import deepcopy
 from dataclasses import replace
 from functools import cache
 from hashlib import blake2b
@@ -216,6 +215,14 @@ class _Site:
     def __setstate__(self, state: dict[str, Any]) -> None:
         for name, value in state.items():
             setattr(self, name, value)
+
+    def copy(self) -> _Site:
+        """An independent copy (its arrays copied; :meth:`record` changes some in place)."""
+        copied = _Site.__new__(_Site)
+        for name in self.__slots__:
+            value = getattr(self, name)
+            setattr(copied, name, value.copy() if isinstance(value, np.ndarray) else value)
+        return copied
 
     def counts(self, fingerprints: np.ndarray) -> np.ndarray:
         """Pages each fingerprint was seen on (0 for unknown ones)."""
@@ -422,7 +429,7 @@ class SiteMemory:
         site = self.site_of(url)
         entry = self._sites.get(site) if site is not None else None
         if site is not None and entry is not None:
-            snapshot._sites[site] = deepcopy(entry)
+            snapshot._sites[site] = entry.copy()
         return snapshot
 
     def is_revisit(self, site: str, url: str) -> bool:

@@ -219,6 +219,26 @@ def test_pickles_with_its_counts() -> None:
     assert max(copy.counts("example.org", prints)) == 3  # the template, on all three
 
 
+def test_a_snapshot_holds_its_site_as_it_was_and_nothing_else() -> None:
+    """What a worker gets with a page: the page's site only, counted as when it was
+    taken, whatever the crawl records after (the counts change in place)."""
+    memory = SiteMemory()
+    for number in range(2):
+        extract(article(number), url=f"https://example.org/{number}", site_memory=memory)
+    extract(article(0), url="https://other.example/0", site_memory=memory)
+    snapshot = memory.snapshot("https://example.org/5")
+    prints = page_fingerprints(Document.from_input(article(9)))[1]
+    before = snapshot.counts("example.org", prints).tolist()
+    assert max(before) == 2
+    extract(article(2), url="https://example.org/2", site_memory=memory)
+    assert max(memory.counts("example.org", prints)) == 3
+    assert snapshot.counts("example.org", prints).tolist() == before
+    assert snapshot.pages_seen("example.org") == 2
+    assert snapshot.pages_seen("other.example") == 0
+    snapshot.record("example.org", prints, "https://example.org/9")
+    assert max(memory.counts("example.org", prints)) == 3  # and the other way round
+
+
 def test_sites_by_host_or_registrable_domain() -> None:
     assert SiteMemory().site_of("https://www.news.example.co.uk/x") == "news.example.co.uk"
     by_domain = SiteMemory(scope="domain")
