@@ -725,6 +725,72 @@ def test_thousands_of_body_names_give_a_span_each() -> None:
     assert probability.shape == (len(blocks),)
 
 
+def _blogger_page(excerpts: str = "") -> str:
+    """A Blogger post: its body, written as lines between ``<br>``s (a DensitySum near 0),
+    inside ``widget Blog`` and ``date-outer``; the blog's description, one dense
+    paragraph, is the main container. ``excerpts`` goes after the post."""
+    lines = "<br><br>".join(
+        f"Post line {i}: the council met on Tuesday evening and agreed to repair the old "
+        "sea wall before the winter storms arrive, as the engineers had asked."
+        for i in range(8)
+    )
+    return (
+        "<html><head><title>Council repairs the wall</title></head><body>"
+        "<div class='header'><div class='description'><p>About this blog: notes from the "
+        "harbour town, its council, its storms and its people, written every week since "
+        "the old sea wall first cracked, by a retired engineer who walks the promenade every "
+        "morning and writes down what the tides, the gulls, the tourists and the council "
+        "have done to it, and what the fishermen say about all of them in the harbour bar "
+        "on Friday nights.</p></div>"
+        "</div><div class='main-outer'><div class='widget Blog'><div class='date-outer'>"
+        "<h2 class='date-header'>Monday, 3 May</h2><div class='post'>"
+        "<h3 class='post-title'>Council repairs the wall</h3>"
+        f"<div class='post-body entry-content'>{lines}</div></div></div>{excerpts}</div></div>"
+        "</body></html>"
+    )
+
+
+def _block_flags(html: str, prefix: str, feature: str) -> list[bool]:
+    """Per block whose text starts with ``prefix``: the flag ``feature`` of FEATURES."""
+    doc = Document.from_input(html)
+    blocks, features, _, _ = block_features(doc)
+    flags = features[:, FEATURES.index(feature)] > 0
+    texts = doc.block_texts(blocks)
+    return [bool(f) for t, f in zip(texts, flags, strict=True) if t.startswith(prefix)]
+
+
+def _under_furniture_hint(html: str, prefix: str) -> list[bool]:
+    return _block_flags(html, prefix, "under_furniture_hint")
+
+
+def test_a_boilerplate_word_on_the_wrapper_of_the_articles_body_is_not_furniture() -> None:
+    """Off the main path, a block is page furniture when an element around it has a
+    boilerplate word (``widget``, ``date``); not when that element wraps an element named
+    as the article's body (``post-body entry-content``) holding article prose: the word
+    names what else it holds. The post's title and its lines are read as text again."""
+    assert _block_flags(_blogger_page(), "Post line", "inside_main") == [False]
+    assert _under_furniture_hint(_blogger_page(), "Post line") == [False]
+    assert _under_furniture_hint(_blogger_page(), "Council repairs") == [False]
+    # The date header sits in the wrapper but outside the body: its own class names a date.
+    assert _under_furniture_hint(_blogger_page(), "Monday") == [True]
+
+
+def test_short_excerpts_under_the_body_name_do_not_lift_their_widget() -> None:
+    """A widget's excerpts of other posts, each under the same body name but with under a
+    third of the article's prose, stay under their widget's boilerplate word."""
+    excerpt = (
+        "<div class='related-posts'><div class='entry-content'><p>Excerpt {0}: another long post "
+        "about the harbour, its storms and the sea wall, which the council has discussed "
+        "for years without agreeing on anything but another study of the tides, while the "
+        "shop owners on the front counted the cracks and the tourists took photographs of "
+        "them from the end of the old pier.</p></div>"
+        "</div>"
+    )
+    html = _blogger_page("".join(excerpt.format(i) for i in range(2)))
+    assert _under_furniture_hint(html, "Excerpt") == [True, True]
+    assert _under_furniture_hint(html, "Post line") == [False]
+
+
 def _notes_page(notes_class: str, wrapper: str = "div") -> str:
     """An article whose reference list (citations, mostly linked, as Wikipedia's) sits
     after the story in an element of ``notes_class`` inside a ``wrapper``."""

@@ -505,14 +505,14 @@ def headline_block(document: Document, blocks: np.ndarray, before: int) -> int:
     return -1
 
 
-def body_spans(nodes: NodeTable, blocks: np.ndarray, where: np.ndarray) -> np.ndarray:
-    """The elements among those ``where`` marks whose hint names the article's body
-    (:data:`BODY_HINT`), as spans of ``blocks`` (a page's text blocks in document order):
+def body_spans(nodes: NodeTable, blocks: np.ndarray, named: np.ndarray) -> np.ndarray:
+    """The elements ``named`` marks (those whose hint names the article's body,
+    :data:`BODY_HINT`), as spans of ``blocks`` (a page's text blocks in document order):
     one row ``(name, first, stop)`` per element that holds a block and lies in no earlier
     element of its name, ``name`` its body name's number (:func:`_body_name`, numbered in
     order of first use), its blocks ``blocks[first:stop]``. Linear in the page (no pass per
     name: a page may hold thousands of names)."""
-    elements = np.flatnonzero(hint_flags(nodes, where, BODY_NAMES))
+    elements = np.flatnonzero(named)
     if not elements.size:  # nearly half the pages name no body: none of the passes below
         return np.empty((0, 3), dtype=np.int64)
     codes, _ = name_codes([_body_name(nodes.hint[e]) for e in elements.tolist()])
@@ -616,6 +616,21 @@ def block_features(
     # Article prose: long, unlinked blocks outside threads, teaser lists and furniture.
     prose = prose_like(length[blocks], link_share) & ~(in_thread | structures.teaser[blocks])
     text_path = nodes.with_ancestors(length > 0)  # the nodes holding text blocks
+    own_prose = np.zeros(n)
+    own_prose[blocks[prose]] = length[blocks[prose]]
+    # The elements that hold an element named as the article's body with article prose
+    # in it: Blogger's "date-outer" and "widget Blog" around its "post-body", a theme's
+    # "author-x" post classes. A boilerplate word in their names describes what else they
+    # hold (a date, a widget), not the body. Bodies of a third of the largest body's prose
+    # or more (a widget's excerpts of other posts, each under the same body name, are
+    # shorter than the article), and the bodies with prose inside them (an embed's text
+    # in the article).
+    body_named = hint_flags(nodes, text_path, BODY_NAMES)
+    body_prose = np.where(body_named, nodes.subtree_sum(own_prose), 0.0)
+    largest_body = float(body_prose.max()) if len(nodes) else 0.0
+    article_bodies = body_prose >= max(ARTICLE_PROSE_CHARS, largest_body / 3)
+    bodies = body_named & nodes.with_descendants(article_bodies) & (body_prose > 0)
+    body_wrappers = nodes.with_ancestors(bodies)
 
     def furniture_around(main: int) -> tuple[np.ndarray, np.ndarray]:
         """Per node, under a furniture tag / a boilerplate hint off ``main``'s path.
@@ -624,7 +639,7 @@ def block_features(
         are not read (about two in five of a page's distinct hints)."""
         main_path = nodes.ancestors_or_self(main)
         under_tag = nodes.with_descendants(nodes.tag_mask(BOILERPLATE_TAGS) & ~main_path)
-        on_text_path = text_path & ~main_path
+        on_text_path = text_path & ~main_path & ~body_wrappers
         return under_tag, nodes.with_descendants(hint_flags(nodes, where=on_text_path))
 
     def article_beside(under_tag: np.ndarray, under_hint: np.ndarray) -> bool:
@@ -636,8 +651,6 @@ def block_features(
     main = main_container(nodes, sums, structures)
     under_tag, under_hint = furniture_around(main)
     has_article = article_beside(under_tag, under_hint)
-    own_prose = np.zeros(n)
-    own_prose[blocks[prose]] = length[blocks[prose]]
     if not has_article and named.any():
         # The main container lies in a named thread or is its list: the article's own
         # container is then off the main path, and its hints (a blog post's "author-x"
@@ -724,7 +737,7 @@ def block_features(
         notes,
         code,
         length[blocks],
-        body_spans(nodes, blocks, text_path),
+        body_spans(nodes, blocks, body_named),
         table_spans(nodes, blocks),
     )
     return blocks, features, owner, rules
