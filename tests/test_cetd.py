@@ -121,8 +121,9 @@ def test_threshold_is_lowered_along_the_max_densitysum_path() -> None:
     doc = Document.from_input(page)
     nodes = doc.nodes
     density = text_density(nodes.chars, nodes.tags)
-    marked, threshold = extract_content(nodes, density, lam=1.0)
-    best = int(np.argmax(density_sum(nodes, density)))
+    sums = density_sum(nodes, density)
+    marked, threshold = extract_content(nodes, density, sums, lam=1.0)
+    best = int(np.argmax(sums))
     on_path = np.zeros(len(nodes), dtype=bool)
     on_path[best] = True
     path_min = density[nodes.with_ancestors(on_path)].min()
@@ -187,10 +188,11 @@ def test_lambda_scales_the_threshold_in_actual_use(lam: float) -> None:
     # the minimum density on the path from the max-DensitySum node to <body> (4.2).
     nodes = Document.from_input(WEAK_WRAPPER).nodes
     density = text_density(nodes.chars, nodes.tags)
-    best = int(np.argmax(density_sum(nodes, density)))
+    sums = density_sum(nodes, density)
+    best = int(np.argmax(sums))
     path_min = float(density[nodes.ancestors_or_self(best)].min())
     assert path_min == pytest.approx(96.0) and density[0] > path_min
-    _, threshold = extract_content(nodes, density, lam)
+    _, threshold = extract_content(nodes, density, sums, lam)
     assert threshold == pytest.approx(lam * path_min)
 
 
@@ -261,7 +263,7 @@ def test_ancestors_of_marked_nodes_keep_their_own_text() -> None:
     document = Document.from_input(WEAK_WRAPPER.replace("<span>0</span>", f"<span>0</span>{intro}"))
     nodes = document.nodes
     density = text_density(nodes.chars, nodes.tags)
-    marked, _ = extract_content(nodes, density, 1.0)
+    marked, _ = extract_content(nodes, density, density_sum(nodes, density), 1.0)
     wrap = [hint.split()[:1] for hint in nodes.hint].index(["wrap"])
     assert not marked[wrap] and nodes.with_ancestors(marked)[wrap]
     assert intro in CETD().run(document).text

@@ -154,11 +154,14 @@ def _subtree_argmax(nodes: NodeTable, values: np.ndarray) -> np.ndarray:
     return order[best]
 
 
-def extract_content(nodes: NodeTable, density: np.ndarray, lam: float) -> tuple[np.ndarray, float]:
-    """Sections 4.1-4.2, 5.5 and Algorithm 2. Returns the marked nodes (subtree roots
-    whose whole subtree is content) and the threshold used: ``lam`` times the smallest
-    density on the path from the max-DensitySum node up to the body."""
-    sums = density_sum(nodes, density)
+def extract_content(
+    nodes: NodeTable, density: np.ndarray, sums: np.ndarray, lam: float
+) -> tuple[np.ndarray, float]:
+    """Sections 4.1-4.2, 5.5 and Algorithm 2 over the nodes' ``density`` and its
+    DensitySum (``sums``: :func:`density_sum`, which the caller has and may read again).
+    Returns the marked nodes (subtree roots whose whole subtree is content) and the
+    threshold used: ``lam`` times the smallest density on the path from the
+    max-DensitySum node up to the body."""
     best = _subtree_argmax(nodes, sums)
     # 4.2: the threshold in actual use is the weakest density on the path from the
     # max-DensitySum node up to the body (the body's own, 4.1, at most); 5.5 scales it.
@@ -234,7 +237,8 @@ class CETD(Algorithm):
         if self.density == "ctd" and self.linkless_page_is_content and self._linkless(nodes):
             return dom_labelling(document, np.ones(len(nodes), dtype=bool), density, None)
         if self.method == "densitysum":
-            marked, threshold = extract_content(nodes, density, self.lam)
+            sums = density_sum(nodes, density)
+            marked, threshold = extract_content(nodes, density, sums, self.lam)
             # "keeping its ancestors and subtrees" (4.2), the ancestors with their text:
             # the nodes whose subtree holds a marked node, and the marked subtrees.
             content = nodes.with_descendants(marked) | (nodes.subtree_sum(marked) > 0)

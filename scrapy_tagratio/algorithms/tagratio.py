@@ -597,9 +597,9 @@ def block_features(
     nodes = document.nodes
     n = len(nodes)
     density = CECTD().densities(nodes)
-    marked, threshold = extract_content(nodes, density, 1.0)
-    by_cectd = nodes.with_descendants(marked)
     sums = density_sum(nodes, density)
+    marked, threshold = extract_content(nodes, density, sums, 1.0)
+    by_cectd = nodes.with_descendants(marked)
     structures = find_structures(document).without_layout(nodes)
     named = named_comments(nodes, structures)
     in_named = nodes.with_descendants(named)  # in an item named as a comment
