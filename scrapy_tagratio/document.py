@@ -228,12 +228,16 @@ class Document:
         tags = page.tags
         body = _body(page)
         end = page.end
+        # The page's distinct hints, numbered once: read by the hiding classes here and by
+        # the algorithms' hint tests (the node table's hint_codes).
+        hint_codes, numbering = name_codes(cast("list[str]", page.hints))  # object array
+        hint_names = list(numbering)
         # Cleaning: the subtrees of dropped elements go, their tails stay. A hidden
         # element holding most of the page is not dropped (see _hidden_to_skip).
         classes = TagClasses(tags)
         skip = _dropped(
             classes,
-            _hidden_to_skip(page, body),
+            _hidden_to_skip(page, body, hint_codes, hint_names),
             lambda noscripts: _subtree_sum(end, _block_content(classes))[noscripts] > 0,
         )
         skip[body] = False
@@ -271,6 +275,7 @@ class Document:
         table = NodeTable(
             tag=tuple(table_tags),
             hint=tuple(page.hints[kept].tolist()),
+            hint_codes=(hint_codes[kept], hint_names),
             parent=parent.astype(np.int32),
             depth=(page.depth[kept] - page.depth[body]).astype(np.int32),
             end=end.astype(np.int32),
@@ -510,11 +515,10 @@ class Document:
         return source_view(parser_input(self.text))  # as the parser gets it
 
 
-def _hidden_by_class(page: PageEvents) -> list[int]:
+def _hidden_by_class(codes: np.ndarray, hints: list[str]) -> list[int]:
     """The elements hidden by a CSS framework's class (:func:`~.cleaning.hidden_by_class`),
-    each distinct hint of the page tested once (:data:`~.cleaning.HIDING`)."""
-    codes, names = name_codes(cast("list[str]", page.hints))  # an object array of str
-    hints = list(names)
+    each distinct hint of the page (``hints``, ``codes`` per element) tested once
+    (:data:`~.cleaning.HIDING`)."""
     return np.flatnonzero(HIDING.named(hints, np.arange(len(hints)))[codes]).tolist()
 
 
@@ -523,15 +527,18 @@ def _hidden_by_class(page: PageEvents) -> list[int]:
 PAYWALLED_CHARS = 500
 
 
-def _hidden_to_skip(page: PageEvents, body: int) -> list[int]:
-    """The hidden elements to clean away (by attribute, style or class: :mod:`.cleaning`):
+def _hidden_to_skip(
+    page: PageEvents, body: int, hint_codes: np.ndarray, hints: list[str]
+) -> list[int]:
+    """The hidden elements to clean away (by attribute, style or class: :mod:`.cleaning`;
+    ``hints`` the page's distinct hints, ``hint_codes`` per element):
     all but those holding most of the body's text, and those named "paywall" holding
     :data:`PAYWALLED_CHARS` of text. Scripts reveal such an element: React streaming puts
     the rendered page in ``<div hidden id="S:0">`` and swaps it in (hiding it would leave a
     loading notice); news sites serve the article's paywalled part in ``<div
     class="paywall" hidden>`` and show it to subscribers (hiding it would leave the
     teaser)."""
-    hidden = sorted({*page.attributes.hidden, *_hidden_by_class(page)})
+    hidden = sorted({*page.attributes.hidden, *_hidden_by_class(hint_codes, hints)})
     if not hidden:
         return hidden
     # An element's text is that of the runs of text between its opening and closing

@@ -30,6 +30,11 @@ class NodeTable:
 
     tag: tuple[str, ...]
     hint: tuple[str, ...]  # lower-case class, id, role and itemprop, space-separated
+    #: Per node, a small integer naming its hint, and the hints by code: a test of the
+    #: page's class words reads each distinct hint once and spreads the answer by one
+    #: lookup (a page repeats its class names on many nodes). The page's numbering, made
+    #: once for the page's hidden classes: a hint of the list may be on no node here.
+    hint_codes: tuple[np.ndarray, list[str]]
     parent: np.ndarray  # int32, -1 for the root
     depth: np.ndarray  # int32
     end: np.ndarray  # int32: subtree of i is [i, end[i])
@@ -95,14 +100,6 @@ class NodeTable:
         one pass over the names serves every tag mask of the page (the default algorithm,
         the overview detector and TextSweeper each ask for several)."""
         return name_codes(self.tag)
-
-    @cached_property
-    def hint_codes(self) -> tuple[np.ndarray, list[str]]:
-        """Per node, a small integer naming its hint (:attr:`hint`), and the hints by code:
-        a test of the page's class words reads each distinct hint once and spreads the
-        answer by one lookup (a page repeats its class names on many nodes)."""
-        codes, names = name_codes(self.hint)
-        return codes, list(names)
 
     def tag_mask(self, names: Collection[str]) -> np.ndarray:
         """Boolean per node: its tag is one of ``names``."""
