@@ -877,6 +877,67 @@ cdef inline bint _word_at(
     return False
 
 
+def word_pairs(list texts, const int64_t[::1] read, tuple firsts, tuple seconds):
+    """Per index in ``read`` (into ``texts``, checked), the number of the pair that text
+    holds, read with ``-`` and ``_`` as spaces, as the bytes of int64: the first pair found
+    at the leftmost word start where one is, -1 for none. A pair is a word starting with
+    ``firsts[i]``, then white space or nothing, then one of ``seconds[i]`` ending a word
+    (what ``\\b(?:f1\\s*(?:s1|s2...)|f2\\s*(?:...)...)\\b`` finds, its branches tried in
+    order); pairs are numbered in that order (``firsts[0]`` with each of ``seconds[0]``,
+    then ``firsts[1]``'s...). Words as :func:`starts_words` reads them; the words are
+    ASCII word characters."""
+    cdef Py_ssize_t n = read.shape[0], count = len(texts), k
+    if len(seconds) != len(firsts):
+        raise ValueError("one tuple of second words per first word")
+    for k in range(n):
+        if read[k] < 0 or read[k] >= count:
+            raise IndexError(f"text {read[k]} is not one of the {count} texts")
+    cdef bytearray out = PyByteArray_FromStringAndSize(NULL, n * sizeof(int64_t))
+    cdef int64_t* found = <int64_t*>PyByteArray_AS_STRING(out)
+    for k in range(n):
+        found[k] = _word_pair(<str?>texts[read[k]], firsts, seconds)
+    return out
+
+
+cdef int64_t _word_pair(str text, tuple firsts, tuple seconds) noexcept:
+    """:func:`word_pairs` of one text."""
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i, f, s, at, size, number
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void* data = PyUnicode_DATA(text)
+    cdef Py_UCS4 character
+    cdef bint previous_is_word = False, is_word
+    cdef str word
+    cdef tuple after
+    for i in range(n):
+        character = PyUnicode_READ(kind, data, i)
+        is_word = _is_word(character)
+        if is_word and not previous_is_word:
+            number = 0
+            for f in range(PyTuple_GET_SIZE(firsts)):
+                word = <str>PyTuple_GET_ITEM(firsts, f)
+                after = <tuple>PyTuple_GET_ITEM(seconds, f)
+                size = PyUnicode_GET_LENGTH(word)
+                if i + size <= n and _same(kind, data, i, word, size):
+                    at = i + size
+                    while at < n and _is_space(PyUnicode_READ(kind, data, at)):
+                        at += 1
+                    for s in range(PyTuple_GET_SIZE(after)):
+                        word = <str>PyTuple_GET_ITEM(after, s)
+                        size = PyUnicode_GET_LENGTH(word)
+                        if at + size <= n and _same(kind, data, at, word, size) and (
+                            at + size == n or not _is_word(PyUnicode_READ(kind, data, at + size))
+                        ):
+                            return number + s
+                number += PyTuple_GET_SIZE(after)
+        previous_is_word = is_word
+    return -1
+
+
+cdef inline bint _is_space(Py_UCS4 character) noexcept:
+    """White space of ``re`` (``\\s``: ``str.isspace``), or ``-`` or ``_`` (read as one)."""
+    return character == 45 or character == 95 or Py_UNICODE_ISSPACE(character)
+
+
 #: Per ASCII character, whether it is a word character of :func:`_is_word`.
 cdef bint _WORD_ASCII[128]
 for _ch in range(128):

@@ -943,9 +943,10 @@ _HINT_PIECES = st.sampled_from(
 def test_the_hint_tests_name_what_their_regular_expressions_name(hint: str) -> None:
     """Each test of :func:`hint_flags` names a hint as its regular expression does, on
     both paths: with the kernel, only the hints holding its words (``starts_words``) are
-    read further, so every hint it names must hold them (the body's names, a thread's
-    container), or the words must be the test itself (the boilerplate words, less the
-    article body's names that overrule, the comments' and the notes' words). Words at a
+    read further, so every hint it names must hold them (a thread's container), or the
+    words must be the test itself (the boilerplate words, less the article body's names
+    that overrule, the comments' and the notes' words); and the body's name is the one
+    BODY_HINT finds (the kernel's ``word_pairs`` finds it alone). Words at a
     word's start or inside one, "ad" and "ads" whole or not, separators, digits, accents,
     combining marks and other scripts (``re``'s word characters)."""
     import scrapy_tagratio.algorithms.tagratio as module
@@ -957,14 +958,16 @@ def test_the_hint_tests_name_what_their_regular_expressions_name(hint: str) -> N
         and module.CONTENT_HINT.search(words) is None,
         module.COMMENT_NAMES: module.COMMENT_HINT.search(words) is not None,
         module.NOTES_NAMES: module.NOTES_HINT.search(words) is not None,
-        module.BODY_NAMES: module.BODY_HINT.search(words) is not None,
         module.THREAD_NAMES: module.THREAD_HINT.search(words) is not None,
     }
+    found = module.BODY_HINT.search(words)
+    body = -1 if found is None else module._BODY_NAME_LIST.index("".join(found.group().split()))
     for path in ("kernel", "target") if reader.kernel_status()[0] else ("target",):
         saved, reader.DEFAULT_READER = reader.DEFAULT_READER, path
         try:
             for test, answer in expected.items():
                 assert test.named([hint], np.array([0])).tolist() == [answer], (path, test)
+            assert module._body_numbers([hint], np.array([0])).tolist() == [body], path
         finally:
             reader.DEFAULT_READER = saved
 
@@ -997,3 +1000,23 @@ def test_the_kernels_word_test_reads_the_texts_asked_for() -> None:
             _kernel.starts_words(texts, outside, test.prefixes, test.whole)
     with pytest.raises(ValueError, match="one tuple of words per ASCII character"):
         _kernel.starts_words(texts, read, (), test.whole)
+
+
+@pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
+def test_the_kernels_pair_test_reads_the_texts_asked_for() -> None:
+    """``word_pairs`` gives for each text it is given the index of the number of its first
+    pair at the leftmost word start, and refuses an index outside the list and a
+    vocabulary of the wrong shape."""
+    from scrapy_tagratio import _kernel
+
+    firsts, seconds = ("post", "art"), (("body", "entry"), ("content",))
+    texts = ["x-post__entry art-content", "postbody2", "art content", "apost body", ""]
+    read = np.array([0, 1, 2, 3, 4, 2], dtype=np.int64)
+    found = np.frombuffer(_kernel.word_pairs(texts, read, firsts, seconds), dtype=np.int64)
+    assert found.tolist() == [1, -1, 2, -1, -1, 2]
+    for wrong in (-1, len(texts)):
+        outside = np.array([wrong], dtype=np.int64)
+        with pytest.raises(IndexError):
+            _kernel.word_pairs(texts, outside, firsts, seconds)
+    with pytest.raises(ValueError, match="one tuple of second words per first word"):
+        _kernel.word_pairs(texts, read, firsts, seconds[:1])

@@ -122,6 +122,7 @@ import numpy as np
 
 from ..cleaning import HintTest, by_ascii_letter, data_tables, name_codes
 from ..document import Document, NodeTable
+from ..reader import active_kernel
 from ..structure import Structures, find_structures
 from ..titles import HEADLINE_TAGS, names_title, title_words
 from .base import (
@@ -206,12 +207,29 @@ CONTENT_HINT = re.compile(r"\b(?:article {0,2}body|post content|entry content)\b
 #: Class/id/itemprop words that name the element holding the article's body, read after
 #: "-" and "_" become spaces (trafilatura's ``BODY_XPATH``, its first and most specific
 #: vocabulary: ``entry-content``, ``post-body``, ``article__content``, ``articleBody``...,
-#: and ``story-body``). Template vocabulary, English whatever the page's language.
-BODY_HINT = re.compile(
-    r"\b(?:article\s*(?:body|text|content|container)|post\s*(?:body|text|content|entry|inner)"
-    r"|(?:entry|text|page|art)\s*content|story\s*body|body\s*text"
-    r"|articlebody|postbody|postcontent|entrycontent)\b"
+#: and ``story-body``), as pairs: a word starting with the first word, white space or
+#: nothing, and one of its second words ending a word. Template vocabulary, English
+#: whatever the page's language.
+BODY_PAIRS = (
+    ("article", ("body", "text", "content", "container")),
+    ("post", ("body", "text", "content", "entry", "inner")),
+    ("entry", ("content",)),
+    ("text", ("content",)),
+    ("page", ("content",)),
+    ("art", ("content",)),
+    ("story", ("body",)),
+    ("body", ("text",)),
 )
+_BODY_ALTERNATION = "|".join(
+    rf"{first}\s*(?:{'|'.join(seconds)})" for first, seconds in BODY_PAIRS
+)
+BODY_HINT = re.compile(rf"\b(?:{_BODY_ALTERNATION})\b")
+#: The body names (:func:`_body_name`) in the order of :data:`BODY_PAIRS`: the numbers of
+#: the kernel's ``word_pairs``.
+_BODY_NAME_LIST = tuple(first + second for first, seconds in BODY_PAIRS for second in seconds)
+_BODY_NUMBERS = {name: number for number, name in enumerate(_BODY_NAME_LIST)}
+_BODY_FIRSTS = tuple(first for first, _ in BODY_PAIRS)
+_BODY_SECONDS = tuple(seconds for _, seconds in BODY_PAIRS)
 #: The elements of one body name (:data:`BODY_HINT`) end the article when they hold at
 #: least this share of the probability-weighted text of the page's blocks. Design constant
 #: ("half of what the model keeps"), not fitted: leaving one set out, 0.3 gained more on
@@ -266,9 +284,19 @@ def _body_name(hint: str) -> str:
     return "" if match is None else "".join(match.group().split())
 
 
-def _names_body(hint: str) -> bool:
-    """The hint names the element holding the article's body (:func:`_body_name`)."""
-    return bool(_body_name(hint))
+def _body_numbers(hints: list[str], read: np.ndarray) -> np.ndarray:
+    """Per hint of ``hints`` that ``read`` indexes, the number of its body name
+    (:func:`_body_name`) in :data:`_BODY_NAME_LIST`, -1 for none: with the compiled kernel
+    in one C pass over them (``word_pairs`` of :data:`BODY_PAIRS`, the same names), else
+    a call of :func:`_body_name` per hint."""
+    kernel = active_kernel()
+    if kernel is not None:
+        found = kernel.word_pairs(
+            hints, read.astype(np.int64, copy=False), _BODY_FIRSTS, _BODY_SECONDS
+        )
+        return np.frombuffer(found, dtype=np.int64)
+    names = (_body_name(hints[i]) for i in read.tolist())
+    return np.fromiter((_BODY_NUMBERS.get(name, -1) for name in names), np.int64, len(read))
 
 
 @lru_cache(maxsize=1 << 16)
@@ -333,11 +361,6 @@ COMMENT_NAMES = HintTest(
 THREAD_NAMES = HintTest(_names_thread, by_ascii_letter(("comment", "disqus")))
 #: The hint names the article's notes (:data:`NOTES_HINT`; the words are the test).
 NOTES_NAMES = HintTest(_names_notes, by_ascii_letter(()), by_ascii_letter(NOTES_WORDS), True)
-#: The hint names the article's body (:data:`BODY_HINT`): every name starts a word
-#: with one of these (``article``, ``articlebody``, ``art content``...).
-BODY_NAMES = HintTest(
-    _names_body, by_ascii_letter(("art", "post", "entry", "text", "page", "story", "body"))
-)
 
 
 def hint_flags(
@@ -349,12 +372,21 @@ def hint_flags(
     of the nodes it marks are read, the others are False (the tests of an uncached hint
     are most of this function's time; with the compiled kernel, most hints are ruled out
     by their words in one C pass first: :class:`~scrapy_tagratio.cleaning.HintTest`)."""
+    codes, hints, read = _hints_read(nodes, where)
+    flags = test.named(hints, read)[codes]
+    return flags if where is None else flags & where
+
+
+def _hints_read(
+    nodes: NodeTable, where: np.ndarray | None
+) -> tuple[np.ndarray, list[str], np.ndarray]:
+    """The node table's :attr:`~NodeTable.hint_codes` (per node, its hint's number; the
+    hints by number) and the numbers of the hints of the nodes ``where`` marks (all
+    nodes where None), each once."""
     codes, hints = nodes.hint_codes
     present = np.zeros(len(hints), dtype=bool)
     present[codes if where is None else codes[where]] = True
-    named = test.named(hints, np.flatnonzero(present))
-    flags = named[codes]
-    return flags if where is None else flags & where
+    return codes, hints, np.flatnonzero(present)
 
 
 #: Names of the features of :func:`block_features`, in column order.
@@ -505,18 +537,29 @@ def headline_block(document: Document, blocks: np.ndarray, before: int) -> int:
     return -1
 
 
-def body_spans(nodes: NodeTable, blocks: np.ndarray, named: np.ndarray) -> np.ndarray:
-    """The elements ``named`` marks (those whose hint names the article's body,
-    :data:`BODY_HINT`), as spans of ``blocks`` (a page's text blocks in document order):
-    one row ``(name, first, stop)`` per element that holds a block and lies in no earlier
-    element of its name, ``name`` its body name's number (:func:`_body_name`, numbered in
-    order of first use), its blocks ``blocks[first:stop]``. Linear in the page (no pass per
-    name: a page may hold thousands of names)."""
-    elements = np.flatnonzero(named)
+def body_names(nodes: NodeTable, where: np.ndarray) -> np.ndarray:
+    """Per node that ``where`` marks, the number of the body name its hint holds
+    (:func:`_body_name`, an index into :data:`_BODY_NAME_LIST`), -1 for none and for the
+    other nodes: each distinct hint of the nodes marked read once (:func:`_body_numbers`,
+    in one C pass with the compiled kernel)."""
+    codes, hints, read = _hints_read(nodes, where)
+    numbers = np.full(len(hints), -1, dtype=np.int64)
+    numbers[read] = _body_numbers(hints, read)
+    return np.where(where, numbers[codes], -1)
+
+
+def body_spans(nodes: NodeTable, blocks: np.ndarray, body: np.ndarray) -> np.ndarray:
+    """The elements whose hint names the article's body (``body``: per node, the number
+    of its body name, -1 for none: :func:`body_names`), as spans of ``blocks`` (a page's
+    text blocks in document order): one row ``(name, first, stop)`` per element that holds
+    a block and lies in no earlier element of its name, ``name`` its body name's number
+    (numbered in order of first use), its blocks ``blocks[first:stop]``. Linear in the
+    page (no pass per name: a page may hold thousands of names)."""
+    elements = np.flatnonzero(body >= 0)
     if not elements.size:  # nearly half the pages name no body: none of the passes below
         return np.empty((0, 3), dtype=np.int64)
-    codes, _ = name_codes([_body_name(nodes.hint[e]) for e in elements.tolist()])
-    names = codes.astype(np.int64)
+    in_order, _ = name_codes([_BODY_NAME_LIST[k] for k in body[elements].tolist()])
+    names = in_order.astype(np.int64)
     order = np.lexsort((elements, names))  # by name, then in document order
     elements, names = elements[order], names[order]
     ends = nodes.end[elements].astype(np.int64)
@@ -625,7 +668,8 @@ def block_features(
     # or more (a widget's excerpts of other posts, each under the same body name, are
     # shorter than the article), and the bodies with prose inside them (an embed's text
     # in the article).
-    body_named = hint_flags(nodes, text_path, BODY_NAMES)
+    body = body_names(nodes, text_path)
+    body_named = body >= 0
     body_prose = np.where(body_named, nodes.subtree_sum(own_prose), 0.0)
     largest_body = float(body_prose.max()) if len(nodes) else 0.0
     article_bodies = body_prose >= max(ARTICLE_PROSE_CHARS, largest_body / 3)
@@ -737,7 +781,7 @@ def block_features(
         notes,
         code,
         length[blocks],
-        body_spans(nodes, blocks, body_named),
+        body_spans(nodes, blocks, body),
         table_spans(nodes, blocks),
     )
     return blocks, features, owner, rules
