@@ -69,18 +69,25 @@ class _Walk:
     """The node table and the document-order event stream of the body (cleaned) that
     text and HTML output are rebuilt from. Per event: its kind, its node (for
     text, the element owning it: a tail belongs to the parent) and, for text, the index of
-    its piece in ``pieces`` (-1 for open/close). Pieces are raw text (white space is
-    collapsed on output), followed by one line-break marker that index -1 selects;
-    ``piece_chars`` are their collapsed lengths, the C of CETD (0 for the marker)."""
+    its piece in ``texts`` (-1 for open/close). Pieces are raw text (white space is
+    collapsed on output); ``piece_chars`` are their collapsed lengths, the C of CETD (0
+    for the marker of :attr:`pieces`)."""
 
     table: NodeTable
     kinds: np.ndarray  # int8
     owners: np.ndarray  # int32
     piece: np.ndarray  # int32
-    pieces: np.ndarray  # object: str, the last one _BREAK
+    texts: list[str]  # the page's runs of text (PageEvents.texts)
     piece_chars: np.ndarray  # int64
     #: Per node, its element's index in the page's events (:class:`PageEvents`).
     element: np.ndarray
+
+    @cached_property
+    def pieces(self) -> np.ndarray:
+        """:attr:`texts` followed by one line-break marker that index -1 selects, as an
+        object array for gathering many pieces at once (built on first use: the compiled
+        kernel's text and HTML read :attr:`texts` and never ask for it)."""
+        return np.array([*self.texts, _BREAK], dtype=object)
 
 
 _CHUNK_CHARS = 1 << 20
@@ -295,7 +302,7 @@ class Document:
             kinds=kinds,
             owners=owners.astype(np.int32),
             piece=piece.astype(np.int32),
-            pieces=np.array([*page.texts, _BREAK], dtype=object),
+            texts=page.texts,
             piece_chars=piece_chars,
             element=kept.astype(np.int32),
         )
@@ -399,7 +406,7 @@ class Document:
         # The nodes of the blocks asked for, then their text events: only those few are
         # gathered (not the block of every text event).
         chosen = np.flatnonzero(wanted[table.block][walk.owners] & (walk.kinds == EVENT_TEXT))
-        pieces = walk.pieces[walk.piece[chosen]].tolist()
+        pieces = [walk.texts[piece] for piece in walk.piece[chosen].tolist()]
         owner_block = table.block[walk.owners[chosen]]
         texts: dict[int, list[str]] = {}
         for block, text in zip(owner_block.tolist(), pieces, strict=True):
@@ -488,7 +495,7 @@ class Document:
         close_event[walk.owners[closing]] = closing
         last = last_text_event[close_event]
         piece = np.where(last > open_event, walk.piece[last], -1)
-        words = {i: " ".join(walk.pieces[i].split()) for i in set(piece.tolist()) - {-1}}
+        words = {i: " ".join(walk.texts[i].split()) for i in set(piece.tolist()) - {-1}}
         words[-1] = ""
         return tuple(map(words.__getitem__, piece.tolist()))
 
