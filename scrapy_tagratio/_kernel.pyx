@@ -828,17 +828,24 @@ def starts_words(list texts, const int64_t[::1] read, tuple prefixes, tuple whol
     words of its first letter (the regular expression tries each of its branches at each
     position), and a page's distinct hints in one call (a Python call per hint costs
     several times the test)."""
-    cdef Py_ssize_t n = read.shape[0], count = len(texts), k
+    cdef Py_ssize_t n = read.shape[0], k
     if len(prefixes) != 128 or len(whole) != 128:
         raise ValueError("one tuple of words per ASCII character")
-    for k in range(n):
-        if read[k] < 0 or read[k] >= count:
-            raise IndexError(f"text {read[k]} is not one of the {count} texts")
+    _check_read(read, len(texts))
     cdef bytearray out = PyByteArray_FromStringAndSize(NULL, n)
     cdef char* found = PyByteArray_AS_STRING(out)
     for k in range(n):
         found[k] = _starts_word(<str?>texts[read[k]], prefixes, whole)
     return out
+
+
+cdef int _check_read(const int64_t[::1] read, Py_ssize_t count) except -1:
+    """Each index of ``read`` is one of ``count`` texts (an IndexError otherwise)."""
+    cdef Py_ssize_t k
+    for k in range(read.shape[0]):
+        if read[k] < 0 or read[k] >= count:
+            raise IndexError(f"text {read[k]} is not one of the {count} texts")
+    return 0
 
 
 cdef bint _starts_word(str text, tuple prefixes, tuple whole) noexcept:
@@ -886,12 +893,10 @@ def word_pairs(list texts, const int64_t[::1] read, tuple firsts, tuple seconds)
     order); pairs are numbered in that order (``firsts[0]`` with each of ``seconds[0]``,
     then ``firsts[1]``'s...). Words as :func:`starts_words` reads them; the words are
     ASCII word characters."""
-    cdef Py_ssize_t n = read.shape[0], count = len(texts), k
+    cdef Py_ssize_t n = read.shape[0], k
     if len(seconds) != len(firsts):
         raise ValueError("one tuple of second words per first word")
-    for k in range(n):
-        if read[k] < 0 or read[k] >= count:
-            raise IndexError(f"text {read[k]} is not one of the {count} texts")
+    _check_read(read, len(texts))
     cdef bytearray out = PyByteArray_FromStringAndSize(NULL, n * sizeof(int64_t))
     cdef int64_t* found = <int64_t*>PyByteArray_AS_STRING(out)
     for k in range(n):
