@@ -543,9 +543,32 @@ def body_names(nodes: NodeTable, where: np.ndarray) -> np.ndarray:
     other nodes: each distinct hint of the nodes marked read once (:func:`_body_numbers`,
     in one C pass with the compiled kernel)."""
     codes, hints, read = _hints_read(nodes, where)
-    numbers = np.full(len(hints), -1, dtype=np.int64)
+    numbers = np.full(len(hints), -1, dtype=np.int8)  # _BODY_NAME_LIST: under 128 names
     numbers[read] = _body_numbers(hints, read)
-    return np.where(where, numbers[codes], -1)
+    return np.where(where, numbers[codes], np.int8(-1))
+
+
+def body_wrappers(nodes: NodeTable, body: np.ndarray, prose: np.ndarray) -> np.ndarray:
+    """Boolean per node: it is or wraps an element named as the article's body (``body``:
+    per node, its body name's number, -1 for none: :func:`body_names`) that holds article
+    prose (``prose``: per node, the characters of article prose its own block holds), as
+    Blogger's ``date-outer`` and ``widget Blog`` wrap its ``post-body``, or a theme's post
+    element with ``author-x`` classes its ``entry-content``. A boilerplate word in such an
+    element's name describes what else it holds (a date, a widget), not the body:
+    :func:`block_features` does not read it. The bodies: those holding a third of the
+    largest body's prose or more (a widget's excerpts of other posts, each under the same
+    body name, are shorter than the article), and the bodies with prose inside those (an
+    embed's text in the article)."""
+    named = np.flatnonzero(body >= 0)
+    wrappers = np.zeros(len(nodes), dtype=bool)
+    if not named.size:
+        return wrappers
+    held = nodes.subtree_sum(prose)[named]
+    wrappers[named[held >= max(ARTICLE_PROSE_CHARS, float(held.max()) / 3)]] = True
+    inside = nodes.with_descendants(wrappers)[named] & (held > 0)
+    wrappers[:] = False
+    wrappers[named[inside]] = True
+    return nodes.with_ancestors(wrappers)
 
 
 def body_spans(nodes: NodeTable, blocks: np.ndarray, body: np.ndarray) -> np.ndarray:
@@ -659,22 +682,10 @@ def block_features(
     # Article prose: long, unlinked blocks outside threads, teaser lists and furniture.
     prose = prose_like(length[blocks], link_share) & ~(in_thread | structures.teaser[blocks])
     text_path = nodes.with_ancestors(length > 0)  # the nodes holding text blocks
-    own_prose = np.zeros(n)
+    own_prose = np.zeros(n, dtype=np.int32)  # whole characters: summed in C by subtree_sum
     own_prose[blocks[prose]] = length[blocks[prose]]
-    # The elements that hold an element named as the article's body with article prose
-    # in it: Blogger's "date-outer" and "widget Blog" around its "post-body", a theme's
-    # "author-x" post classes. A boilerplate word in their names describes what else they
-    # hold (a date, a widget), not the body. Bodies of a third of the largest body's prose
-    # or more (a widget's excerpts of other posts, each under the same body name, are
-    # shorter than the article), and the bodies with prose inside them (an embed's text
-    # in the article).
     body = body_names(nodes, text_path)
-    body_named = body >= 0
-    body_prose = np.where(body_named, nodes.subtree_sum(own_prose), 0.0)
-    largest_body = float(body_prose.max()) if len(nodes) else 0.0
-    article_bodies = body_prose >= max(ARTICLE_PROSE_CHARS, largest_body / 3)
-    bodies = body_named & nodes.with_descendants(article_bodies) & (body_prose > 0)
-    body_wrappers = nodes.with_ancestors(bodies)
+    wraps_body = body_wrappers(nodes, body, own_prose)
 
     def furniture_around(main: int) -> tuple[np.ndarray, np.ndarray]:
         """Per node, under a furniture tag / a boilerplate hint off ``main``'s path.
@@ -683,7 +694,7 @@ def block_features(
         are not read (about two in five of a page's distinct hints)."""
         main_path = nodes.ancestors_or_self(main)
         under_tag = nodes.with_descendants(nodes.tag_mask(BOILERPLATE_TAGS) & ~main_path)
-        on_text_path = text_path & ~main_path & ~body_wrappers
+        on_text_path = text_path & ~main_path & ~wraps_body
         return under_tag, nodes.with_descendants(hint_flags(nodes, where=on_text_path))
 
     def article_beside(under_tag: np.ndarray, under_hint: np.ndarray) -> bool:
