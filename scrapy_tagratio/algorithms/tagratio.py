@@ -560,15 +560,14 @@ def body_wrappers(nodes: NodeTable, body: np.ndarray, prose: np.ndarray) -> np.n
     body name, are shorter than the article), and the bodies with prose inside those (an
     embed's text in the article)."""
     named = np.flatnonzero(body >= 0)
-    wrappers = np.zeros(len(nodes), dtype=bool)
     if not named.size:
-        return wrappers
+        return np.zeros(len(nodes), dtype=bool)
     held = nodes.subtree_sum(prose)[named]
-    wrappers[named[held >= max(ARTICLE_PROSE_CHARS, float(held.max()) / 3)]] = True
-    inside = nodes.with_descendants(wrappers)[named] & (held > 0)
-    wrappers[:] = False
-    wrappers[named[inside]] = True
-    return nodes.with_ancestors(wrappers)
+    articles = np.zeros(len(nodes), dtype=bool)
+    articles[named[held >= max(ARTICLE_PROSE_CHARS, float(held.max()) / 3)]] = True
+    bodies = np.zeros(len(nodes), dtype=bool)
+    bodies[named[nodes.with_descendants(articles)[named] & (held > 0)]] = True
+    return nodes.with_ancestors(bodies)
 
 
 def body_spans(nodes: NodeTable, blocks: np.ndarray, body: np.ndarray) -> np.ndarray:
