@@ -859,19 +859,19 @@ cdef bint _starts_word(str text, tuple prefixes, tuple whole) noexcept:
         character = PyUnicode_READ(kind, data, i)
         is_word = _is_word(character)
         if is_word and not previous_is_word and character < 128 and (
-            _word_at(kind, data, n, i, <tuple>prefixes[<Py_ssize_t>character], False)
-            or _word_at(kind, data, n, i, <tuple>whole[<Py_ssize_t>character], True)
+            _word_at(kind, data, n, i, <tuple>prefixes[<Py_ssize_t>character], False) >= 0
+            or _word_at(kind, data, n, i, <tuple>whole[<Py_ssize_t>character], True) >= 0
         ):
             return True
         previous_is_word = is_word
     return False
 
 
-cdef inline bint _word_at(
+cdef inline Py_ssize_t _word_at(
     int kind, void* data, Py_ssize_t n, Py_ssize_t at, tuple words, bint whole
 ) noexcept:
-    """One of ``words`` is at ``at`` in the text of ``n`` characters at ``data``, and with
-    ``whole`` ends a word there."""
+    """The index of the first of ``words`` that is at ``at`` in the text of ``n``
+    characters at ``data`` (with ``whole``, ending a word there), -1 for none."""
     cdef Py_ssize_t j, size
     cdef str word
     for j in range(PyTuple_GET_SIZE(words)):
@@ -880,8 +880,8 @@ cdef inline bint _word_at(
         if at + size > n or not _same(kind, data, at, word, size):
             continue
         if not whole or at + size == n or not _is_word(PyUnicode_READ(kind, data, at + size)):
-            return True
-    return False
+            return j
+    return -1
 
 
 def word_pairs(list texts, const int64_t[::1] read, tuple firsts, tuple seconds):
@@ -926,13 +926,9 @@ cdef int64_t _word_pair(str text, tuple firsts, tuple seconds) noexcept:
                     at = i + size
                     while at < n and _is_space(PyUnicode_READ(kind, data, at)):
                         at += 1
-                    for s in range(PyTuple_GET_SIZE(after)):
-                        word = <str>PyTuple_GET_ITEM(after, s)
-                        size = PyUnicode_GET_LENGTH(word)
-                        if at + size <= n and _same(kind, data, at, word, size) and (
-                            at + size == n or not _is_word(PyUnicode_READ(kind, data, at + size))
-                        ):
-                            return number + s
+                    s = _word_at(kind, data, n, at, after, True)
+                    if s >= 0:
+                        return number + s
                 number += PyTuple_GET_SIZE(after)
         previous_is_word = is_word
     return -1
