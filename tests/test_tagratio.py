@@ -17,6 +17,7 @@ from scrapy_tagratio.algorithms.tagratio import (
     MODEL_NAME,
     TagRatio,
     block_features,
+    comment_forms,
     content_probability,
     hint_flags,
     main_container,
@@ -407,6 +408,82 @@ def test_a_thread_in_an_element_named_comments_on_a_real_page(benchmark_set: Any
     assert "Hilarious hearing the ST theme played by that ball park organ!" not in text
     assert "I can imagine Shatner trying to teach Obama how to pitch." not in text
     assert "William Shatner gets one over the plate for the LA Dodgers" in text
+
+
+def _comment_form_page() -> str:
+    """A short article (two paragraphs of :data:`STORY` and a line of share links) and,
+    after it, WordPress's comment form: labels, fields and a comment policy of dense,
+    link-free text, which make the form the node of maximal DensitySum."""
+    story = "".join(STORY.split("</p>")[:2]) + "</p>"
+    policy = (
+        "<p class='note'>We reserve the right to delete comments which contain profanity, "
+        "personal attacks or promote a business unrelated to the post. The people in our "
+        "stories are real people, so please remember to be kind when you write about them, "
+        "and keep to the subject of the article.</p>"
+    ) * 2
+    form = (
+        "<form id='commentform' action='/post-comment'><h3>Leave a comment</h3>"
+        "<label>Name (required)</label><input name='author'><label>Email (never published)"
+        "</label><input name='email'>" + policy + "</form>"
+    )
+    return (
+        "<html><body><div id='page'><article><h1>Council repairs the wall</h1><div>"
+        + story
+        + "<p>Share: <a href='/s/1'>Facebook</a> <a href='/s/2'>Twitter</a></p></div>"
+        "</article>" + form + "</div></body></html>"
+    )
+
+
+def test_a_comment_form_is_not_the_main_container() -> None:
+    """The comment form's policy and labels are the page's densest text; the main
+    container is chosen outside the form, and the form's text is left out of the
+    content, which it was when the form was the main container."""
+    html = _comment_form_page()
+    doc, sums, structures, densest = _densest(html)
+    nodes = doc.nodes
+    in_forms = comment_forms(nodes)
+    assert nodes.tag[densest] == "form" and in_forms[densest]
+    assert main_container(nodes, sums, structures) == densest
+    main = main_container(nodes, sums, structures, comment_forms=in_forms)
+    assert not in_forms[main]
+    assert "Paragraph 1" in doc.text_of(nodes.with_descendants(np.arange(len(nodes)) == main))
+    text = extract(html).text
+    assert "Paragraph 0" in text and "Paragraph 1" in text
+    assert "reserve the right" not in text and "Leave a comment" not in text
+
+
+def test_a_form_not_named_as_the_comments_may_be_the_main_container() -> None:
+    """Only a form its template names as the comment form is barred: the same page with
+    the form named for a search keeps it among the candidates."""
+    html = _comment_form_page().replace("id='commentform'", "id='searchform'")
+    doc, sums, structures, densest = _densest(html)
+    assert not comment_forms(doc.nodes).any()
+    assert (
+        main_container(doc.nodes, sums, structures, comment_forms=comment_forms(doc.nodes))
+        == densest
+    )
+
+
+@pytest.mark.benchmark_data
+def test_a_comment_form_on_a_real_page_is_not_the_main_container(benchmark_set: Any) -> None:
+    """dragnet-dev's R835 (checked by hand): a short post about three film posters, then
+    ``form#commentform`` ("Your email address will not be published. Required fields are
+    marked *", the allowed HTML tags), which holds the page's densest node and was the
+    main container. The gold holds the post and nothing of the form; the main container
+    now holds the post."""
+    page = benchmark_set("dragnet").load_page("dragnet", "R835")
+    doc = Document.from_input(page.html, url=page.url)
+    nodes = doc.nodes
+    sums = density_sum(nodes, CECTD().densities(nodes))
+    structures = find_structures(doc).without_layout(nodes)
+    in_forms = comment_forms(nodes)
+    assert in_forms[int(np.argmax(sums))]
+    assert in_forms[main_container(nodes, sums, structures)]
+    main = main_container(nodes, sums, structures, comment_forms=in_forms)
+    assert not in_forms[main]
+    held = _ws(doc.text_of(nodes.with_descendants(np.arange(len(nodes)) == main)))
+    assert "I especially like the one featuring Gandalf." in held
+    assert "Required fields are marked" not in held
 
 
 def _sections(counts: tuple[int, ...], sidebar: str = "") -> str:

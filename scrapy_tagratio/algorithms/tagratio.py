@@ -220,9 +220,7 @@ BODY_PAIRS = (
     ("story", ("body",)),
     ("body", ("text",)),
 )
-_BODY_ALTERNATION = "|".join(
-    rf"{first}\s*(?:{'|'.join(seconds)})" for first, seconds in BODY_PAIRS
-)
+_BODY_ALTERNATION = "|".join(rf"{first}\s*(?:{'|'.join(seconds)})" for first, seconds in BODY_PAIRS)
 BODY_HINT = re.compile(rf"\b(?:{_BODY_ALTERNATION})\b")
 #: The body names (:func:`_body_name`) in the order of :data:`BODY_PAIRS`: the numbers of
 #: the kernel's ``word_pairs``.
@@ -433,6 +431,7 @@ def main_container(
     structures: Structures,
     items: np.ndarray | None = None,
     prose: np.ndarray | None = None,
+    comment_forms: np.ndarray | None = None,
 ) -> int:
     """The node of maximal DensitySum (CETD Definition 3) that is neither inside a comment
     thread or teaser list nor one of their items: on many blog and news pages the thread
@@ -446,8 +445,13 @@ def main_container(
     node holding :data:`ARTICLE_PROSE_CHARS` of it is the article's container, whatever
     list follows the story in it). Items the structure test alone calls comments do not
     count here: on a blog's front page its posts are such items, and their list is the
-    content. The body when every candidate is excluded."""
+    content. Nor can a node inside ``comment_forms`` (boolean per node: in a form its
+    template names as the comment form, :func:`comment_forms`): its labels and the
+    comment policy beside the fields are dense text with no links. The body when every
+    candidate is excluded."""
     excluded = structures.comment | structures.teaser
+    if comment_forms is not None:
+        excluded = excluded | comment_forms
     if items is not None and items.any():
         inside = nodes.with_descendants(items)
         nested = items & inside[np.maximum(nodes.parent, 0)] & (nodes.parent >= 0)
@@ -458,6 +462,13 @@ def main_container(
         excluded = excluded | inside | holds_list
     candidates = np.where(excluded, -np.inf, sums)
     return int(np.argmax(candidates)) if not excluded.all() else 0
+
+
+def comment_forms(nodes: NodeTable) -> np.ndarray:
+    """Boolean per node: it is or lies in a ``form`` whose class or id names a comment
+    (:data:`COMMENT_HINT`), as WordPress's ``form#commentform``: the form readers write
+    their comments in, never the article."""
+    return nodes.with_descendants(hint_flags(nodes, nodes.tag_mask(("form",)), COMMENT_NAMES))
 
 
 def prose_like(length: np.ndarray, link_share: np.ndarray) -> np.ndarray:
@@ -702,7 +713,8 @@ def block_features(
         furniture = under_tag[blocks] | under_hint[blocks]
         return float(length[blocks][prose & ~furniture].sum()) >= ARTICLE_PROSE_CHARS
 
-    main = main_container(nodes, sums, structures)
+    in_forms = comment_forms(nodes)
+    main = main_container(nodes, sums, structures, comment_forms=in_forms)
     under_tag, under_hint = furniture_around(main)
     has_article = article_beside(under_tag, under_hint)
     if not has_article and named.any():
@@ -710,11 +722,11 @@ def block_features(
         # container is then off the main path, and its hints (a blog post's "author-x"
         # or "comments-open" classes) make its prose look like furniture. Seen from the
         # container outside the thread, the article's prose is the article's.
-        outside = main_container(nodes, sums, structures, named, own_prose)
+        outside = main_container(nodes, sums, structures, named, own_prose, in_forms)
         has_article = outside != main and article_beside(*furniture_around(outside))
     if has_article:  # the thread is the discussion of an article: its list is no article
         items = named | structures.teaser_items
-        beside = main_container(nodes, sums, structures, items, own_prose)
+        beside = main_container(nodes, sums, structures, items, own_prose, in_forms)
         if beside != main:
             main = beside
             under_tag, under_hint = furniture_around(main)
