@@ -19,6 +19,7 @@ from scrapy_tagratio.algorithms.tagratio import (
     block_features,
     comment_forms,
     content_probability,
+    heading_slug_hints,
     hint_flags,
     main_container,
     named_comments,
@@ -484,6 +485,85 @@ def test_a_comment_form_on_a_real_page_is_not_the_main_container(benchmark_set: 
     held = _ws(doc.text_of(nodes.with_descendants(np.arange(len(nodes)) == main)))
     assert "I especially like the one featuring Gandalf." in held
     assert "Required fields are marked" not in held
+
+
+def _slugged_sections(intro_id: str) -> str:
+    """A page written as docutils and Sphinx write one: sections named after their
+    headings (``id="sharing-the-work-with-the-engineers"``), two of whose slugs hold a
+    boilerplate word ("sharing", "metadata"), after an introduction of six paragraphs
+    (``intro_id``: its section's id), then a share box whose class names it and a list
+    of related posts whose two-word slug is its heading's."""
+    paragraphs = STORY.split("</p>")
+
+    def section(slug: str, heading: str) -> str:
+        text = "</p>".join(paragraphs[:2]) + "</p>"
+        return f"<div class='section' id='{slug}'><h2>{heading}¶</h2>{text}</div>"
+
+    return (
+        f"<html><body><div class='body'><div class='section' id='{intro_id}'>"
+        "<h1>Council repairs the old sea wall¶</h1>"
+        + "</p>".join(paragraphs[:6])
+        + "</p></div>"
+        + section("sharing-the-work-with-the-engineers", "Sharing the work with the engineers")
+        + section("updating-the-metadata-of-the-plans", "Updating the metadata of the plans")
+        + "<div class='share-box' id='share-this-story-with-your-friends'><h3>Share this story "
+        "with your friends</h3><p>Send it by mail or post it wherever you like to.</p></div>"
+        "<div id='related-posts'><h3>Related posts</h3><p>The harbour's new lights are on, "
+        "and the ferry runs again.</p></div></div></body></html>"
+    )
+
+
+def test_a_section_named_after_its_heading_is_not_furniture() -> None:
+    """On a page whose sections are named after their headings, the introduction's among
+    them, a boilerplate word in such a name ("sharing-the-work...") does not make the
+    section page furniture; a box whose class names it, and a two-word name
+    ("related-posts", as templates name their widgets), still do. On the same page with
+    the introduction's section named otherwise, the convention is not the page's and
+    every such name counts."""
+    column = FEATURES.index("under_furniture_hint")
+    for intro_id, convention in (("council-repairs-the-old-sea-wall", True), ("intro", False)):
+        doc = Document.from_input(_slugged_sections(intro_id))
+        blocks, features, _, _ = block_features(doc)
+        under_hint = dict(zip(doc.block_texts(blocks), features[:, column] > 0, strict=True))
+        assert not under_hint["Council repairs the old sea wall¶"]
+        assert under_hint["Sharing the work with the engineers¶"] != convention
+        assert under_hint["Updating the metadata of the plans¶"] != convention
+        assert under_hint["Share this story with your friends"]
+        assert under_hint["Related posts"]
+
+
+def test_heading_slug_hints_name_the_words_left() -> None:
+    """Each section's hint without its heading's slug; None where the hint holds no slug
+    of four words or more."""
+    doc = Document.from_input(_slugged_sections("council-repairs-the-old-sea-wall"))
+    nodes = doc.nodes
+    named = [i for i, hint in enumerate(nodes.hint) if hint.strip()]
+    hints = heading_slug_hints(doc, np.array(named))
+    left = {nodes.hint[i].split()[-1]: rest for i, rest in zip(named, hints, strict=True)}
+    assert left["council-repairs-the-old-sea-wall"] == "section"
+    assert left["sharing-the-work-with-the-engineers"] == "section"
+    assert left["share-this-story-with-your-friends"] == "share-box"
+    assert left["related-posts"] is None
+    assert left["body"] is None
+
+
+@pytest.mark.benchmark_data
+def test_sections_named_after_their_headings_on_a_real_page(benchmark_set: Any) -> None:
+    """readability-dev's mercurial page (checked by hand): Sphinx documentation whose
+    sections are named after their headings (``sharing-with-a-single-developer``,
+    ``getting-into-trouble-with-shared-mutable-history``); the gold holds all of them.
+    Their slugs' "sharing" and "shared" made all but one section furniture: no block of
+    theirs is now, and the default keeps their text (sentences of three sections)."""
+    page = benchmark_set("readability").load_page("readability", "readability__mercurial")
+    doc = Document.from_input(page.html, url=page.url)
+    blocks, features, _, _ = block_features(doc)
+    under_hint = features[:, FEATURES.index("under_furniture_hint")] > 0
+    furniture = [t for t, u in zip(doc.block_texts(blocks), under_hint, strict=True) if u]
+    assert len(furniture) == 1 and furniture[0].startswith("© Copyright 2010-2014")
+    text = _ws(extract(page.html, url=page.url).text)
+    assert "Once you have mastered the art of mutable history in a single repository" in text
+    assert "is to keep your changesets in draft phase as you pass them around." in text
+    assert "Two other types of troubles can happen: divergent and bumped changesets." in text
 
 
 def _sections(counts: tuple[int, ...], sidebar: str = "") -> str:

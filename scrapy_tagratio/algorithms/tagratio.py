@@ -471,6 +471,95 @@ def comment_forms(nodes: NodeTable) -> np.ndarray:
     return nodes.with_descendants(hint_flags(nodes, nodes.tag_mask(("form",)), COMMENT_NAMES))
 
 
+def _slug(text: str) -> str:
+    """``text`` as a generator's section id: lower case, every run of other characters
+    than letters and digits one hyphen, none at either end."""
+    return "-".join(re.findall(r"[^\W_]+", text.lower()))
+
+
+#: The fewest words a section's slug must join for the section to be told by it
+#: (:func:`slugged_furniture`): a template's names join two or three words as often
+#: ("related-posts", "widget-area-sidebar"), a heading's more.
+SLUG_WORDS = 4
+
+
+def _words_joined(word: str) -> int:
+    """How many words ``word`` joins by hyphens and underscores."""
+    return word.count("-") + word.count("_") + 1
+
+
+def _may_slug(word: str, heading_chars: int, words: int) -> bool:
+    """``word`` may be the slug of a heading of ``heading_chars`` characters: it joins
+    ``words`` words or more, and the heading is as long or longer by up to a half (the
+    punctuation and spaces the slug leaves out or merges)."""
+    return _words_joined(word) >= words and len(word) <= heading_chars <= 1.5 * len(word) + 2
+
+
+def heading_slug_hints(
+    document: Document, candidates: np.ndarray, words: int = SLUG_WORDS
+) -> list[str | None]:
+    """Per node of ``candidates`` (indices): its hint without its words that are the
+    slug of its first heading's text (:func:`_slug`) and join ``words`` words or more,
+    or None when it holds no such word, as docutils, Sphinx and Pandoc name each section
+    after its heading (``<div class="section" id="sharing-with-a-single-developer">``):
+    such an id says what the section is about, not what the template put there. Only
+    the headings whose length fits a word of the hint (:func:`_may_slug`) are read."""
+    nodes = document.nodes
+    found: list[str | None] = [None] * len(candidates)
+    # The hints that join enough words, each distinct hint read once.
+    codes, distinct = nodes.hint_codes
+    read = np.unique(codes[candidates])
+    long_words = [
+        code
+        for code in read.tolist()
+        if any(_words_joined(word) >= words for word in distinct[code].split())
+    ]
+    if not long_words:
+        return found
+    wanted = np.zeros(len(distinct), dtype=bool)
+    wanted[long_words] = True
+    joined = np.flatnonzero(wanted[codes[candidates]]).tolist()
+    headings = np.flatnonzero(nodes.tag_mask(HEADING_TAGS) & (nodes.block_chars > 0))
+    if not headings.size:
+        return found
+    chosen = candidates[joined]
+    after = np.minimum(np.searchsorted(headings, chosen, side="right"), len(headings) - 1)
+    first = headings[after]
+    own = (first > chosen) & (first < nodes.end[chosen])
+    lengths = nodes.block_chars[first].tolist()
+    fitting = [
+        i
+        for i in np.flatnonzero(own).tolist()
+        if any(_may_slug(word, lengths[i], words) for word in nodes.hint[chosen[i]].split())
+    ]
+    if not fitting:
+        return found
+    texts = document.few_block_texts(first[fitting])
+    for i, text in zip(fitting, texts, strict=True):
+        slug, hint = _slug(text), nodes.hint[chosen[i]].split()
+        rest = [word for word in hint if _slug(word) != slug]
+        if _words_joined(slug) >= words and len(rest) < len(hint):
+            found[joined[i]] = " ".join(rest)
+    return found
+
+
+def slugged_furniture(document: Document, named: np.ndarray, main_path: np.ndarray) -> np.ndarray:
+    """Boolean per node: of those ``named`` as page furniture by their hints, those named
+    so only through the slug of their section's heading (:func:`heading_slug_hints`), on
+    a page whose main container is or lies in a section named after its heading too
+    (``main_path``: the container and its ancestors): the generator's convention, looked
+    for first (a few nodes)."""
+    slugged = np.zeros(len(document.nodes), dtype=bool)
+    if all(rest is None for rest in heading_slug_hints(document, np.flatnonzero(main_path))):
+        return slugged
+    candidates = np.flatnonzero(named)
+    for node, rest in zip(
+        candidates.tolist(), heading_slug_hints(document, candidates), strict=True
+    ):
+        slugged[node] = rest is not None and not BOILERPLATE_NAMES.names(rest)
+    return slugged
+
+
 def prose_like(length: np.ndarray, link_share: np.ndarray) -> np.ndarray:
     """Per text block (its length and link share): it reads as article prose, at least
     :data:`PROSE_BLOCK_CHARS` characters with under :data:`PROSE_LINK_SHARE` of them in
@@ -705,7 +794,10 @@ def block_features(
         main_path = nodes.ancestors_or_self(main)
         under_tag = nodes.with_descendants(nodes.tag_mask(BOILERPLATE_TAGS) & ~main_path)
         on_text_path = text_path & ~main_path & ~wraps_body
-        return under_tag, nodes.with_descendants(hint_flags(nodes, where=on_text_path))
+        named = hint_flags(nodes, where=on_text_path)
+        if named.any():
+            named &= ~slugged_furniture(document, named, main_path)
+        return under_tag, nodes.with_descendants(named)
 
     def article_beside(under_tag: np.ndarray, under_hint: np.ndarray) -> bool:
         """The page holds :data:`ARTICLE_PROSE_CHARS` of article prose outside page
