@@ -132,8 +132,18 @@ _LISTING_SEGMENTS = frozenset(
 #: one of them a session id, the other also a ``/search/`` path.
 _LISTING_KEYS = frozenset({"cat", "tag", "category"})
 _PAGE_KEYS = frozenset({"page", "paged", "p", "pg", "start", "offset"})
+#: Query keys that say how a page is shown or how the visitor came to it, not which page
+#: it is: the language or script variant, and the tracking of campaigns and clicks (and
+#: any ``utm_`` key). They are left out of the address before its shape is read, so
+#: ``/?variant=zh-hk`` is a home page and ``?utm_campaign=20240101`` no article's number.
+_PRESENTATION_KEYS = frozenset(
+    {"lang", "language", "hl", "locale", "variant", "fbclid", "gclid", "mc_cid", "mc_eid"}
+)
 _PAGINATED_PATH = re.compile(r"(?:^|/)page/\d+|/p\d+$|index\d+\.html?$|list_\d+_\d+", re.I)
 _INDEX_FILE = re.compile(r"(?:index|default|home)\.\w+", re.I)
+#: A script's or page's file extension: a listing word names a listing as a script's file
+#: too (vBulletin's ``forum.php``, ``archive.html``).
+_SCRIPT_FILE = re.compile(r"\.(?:php\d?|html?|aspx?|jsp|cgi|pl)$", re.I)
 _LONG_NUMBER = re.compile(r"\d{5,}")
 _DATE_PATH = re.compile(r"/(?:19|20)\d\d/\d{1,2}/")
 
@@ -159,8 +169,10 @@ def url_shape(url: str | None) -> str:
 
     Pagination (``/page/2``, ``?page=3``) makes a listing; otherwise an article's marks
     (a long number, a slug of four words or more, a date path) win over the listing words
-    of the path and query: web software files articles under its listing paths
-    (``/forum/discussion/<slug>-338679``, ``/archive/2020/08/<slug>``, ``?cat=1&id=13066``).
+    of the path (also as a script's name, ``forum.php``) and query: web software files
+    articles under its listing paths (``/forum/discussion/<slug>-338679``,
+    ``/archive/2020/08/<slug>``, ``?cat=1&id=13066``). The query keys of language and
+    tracking (:data:`_PRESENTATION_KEYS`) are not read: ``/?variant=zh-hk`` is a home page.
     """
     if not url:
         return ""
@@ -169,7 +181,8 @@ def url_shape(url: str | None) -> str:
     except ValueError:  # e.g. an unbalanced "[" in the host: no shape, no crash
         return ""
     segments = [s for s in parts.path.split("/") if s]
-    query = parse_qsl(parts.query) if parts.query else []
+    kept = "&".join(part for part in parts.query.split("&") if not _presentation(part))
+    query = parse_qsl(kept) if kept else []
     if not query and (not segments or (len(segments) == 1 and _INDEX_FILE.fullmatch(segments[0]))):
         return "home"
     if _PAGINATED_PATH.search(parts.path) is not None or any(
@@ -178,16 +191,23 @@ def url_shape(url: str | None) -> str:
         return "listing"
     slug = max((s.count("-") + s.count("_") for s in segments), default=0)  # slug words - 1
     if (
-        _LONG_NUMBER.search(parts.path + parts.query)
+        _LONG_NUMBER.search(parts.path + kept)
         or slug >= 3
         or (_DATE_PATH.search(parts.path) and len(segments) >= 4)
     ):
         return "article"
-    if any(s.lower() in _LISTING_SEGMENTS for s in segments) or any(
+    if any(_SCRIPT_FILE.sub("", s).lower() in _LISTING_SEGMENTS for s in segments) or any(
         key.lower() in _LISTING_KEYS for key, _ in query
     ):
         return "listing"
     return ""
+
+
+def _presentation(parameter: str) -> bool:
+    """The query parameter (``key=value``) is one of :data:`_PRESENTATION_KEYS` or a
+    ``utm_`` key."""
+    key = parameter.partition("=")[0].lower()
+    return key in _PRESENTATION_KEYS or key.startswith("utm_")
 
 
 def declared_url(document: Document) -> str | None:

@@ -343,6 +343,12 @@ def test_an_article_declaration_without_the_pages_own_headline() -> None:
         ("https://example.com/", "home"),
         ("https://example.com", "home"),
         ("http://example.com/index.php", "home"),
+        # How the page is shown or how the visitor came are not which page it is:
+        ("http://toronto.example.ca/?variant=zh-hk", "home"),
+        ("https://example.com/?utm_source=rss&utm_campaign=20240101", "home"),
+        ("https://example.com/tag/python/?hl=de&fbclid=IwAR0abc", "listing"),
+        ("https://example.com/politics/?utm_campaign=2024010112", ""),
+        ("https://example.com/?p=5031", ""),  # a post by its id: not a presentation key
         ("https://example.com/tag/python/", "listing"),
         ("https://example.com/category/news/page/2/", "listing"),
         ("https://example.com/blog?page=3", "listing"),
@@ -358,6 +364,8 @@ def test_an_article_declaration_without_the_pages_own_headline() -> None:
         ("http://example.com/live/news.php?lang=173&cat=154&newid=13066", "article"),
         ("http://example.com/page/index.php?scroll=About", ""),  # a CMS page, not page 2
         ("https://example.com/category/news/", "listing"),
+        ("http://forum.example.org/forum.php", "listing"),  # a forum's index, as a script
+        ("http://forum.example.org/showthread.php?t=338", ""),  # a thread: no listing word
         ("https://example.com/search/?query=harbour", "listing"),  # the path says so
         # Query keys that name a search elsewhere (a content set's article, a forum's
         # session id): no listing shape, the structure decides.
