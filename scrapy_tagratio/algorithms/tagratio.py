@@ -468,7 +468,10 @@ def comment_forms(nodes: NodeTable) -> np.ndarray:
     """Boolean per node: it is or lies in a ``form`` whose class or id names a comment
     (:data:`COMMENT_HINT`), as WordPress's ``form#commentform``: the form readers write
     their comments in, never the article."""
-    return nodes.with_descendants(hint_flags(nodes, nodes.tag_mask(("form",)), COMMENT_NAMES))
+    forms = nodes.tag_mask(("form",))
+    if forms.any():
+        forms = hint_flags(nodes, forms, COMMENT_NAMES)
+    return nodes.with_descendants(forms) if forms.any() else forms
 
 
 def _slug(text: str) -> str:
@@ -481,6 +484,8 @@ def _slug(text: str) -> str:
 #: (:func:`slugged_furniture`): a template's names join two or three words as often
 #: ("related-posts", "widget-area-sidebar"), a heading's more.
 SLUG_WORDS = 4
+#: A word of a hint that joins :data:`SLUG_WORDS` words or more.
+_LONG_SLUG = re.compile(rf"[^\s_-]*(?:[-_][^\s_-]*){{{SLUG_WORDS - 1}}}")
 
 
 def _words_joined(word: str) -> int:
@@ -488,34 +493,29 @@ def _words_joined(word: str) -> int:
     return word.count("-") + word.count("_") + 1
 
 
-def _may_slug(word: str, heading_chars: int, words: int) -> bool:
+def _may_slug(word: str, heading_chars: int) -> bool:
     """``word`` may be the slug of a heading of ``heading_chars`` characters: it joins
-    ``words`` words or more, and the heading is as long or longer by up to a half (the
-    punctuation and spaces the slug leaves out or merges)."""
-    return _words_joined(word) >= words and len(word) <= heading_chars <= 1.5 * len(word) + 2
+    :data:`SLUG_WORDS` words or more, and the heading is as long or longer by up to a half
+    (the punctuation and spaces the slug leaves out or merges)."""
+    return _words_joined(word) >= SLUG_WORDS and len(word) <= heading_chars <= 1.5 * len(word) + 2
 
 
-def heading_slug_hints(
-    document: Document, candidates: np.ndarray, words: int = SLUG_WORDS
-) -> list[str | None]:
+def heading_slug_hints(document: Document, candidates: np.ndarray) -> list[str | None]:
     """Per node of ``candidates`` (indices): its hint without its words that are the
-    slug of its first heading's text (:func:`_slug`) and join ``words`` words or more,
-    or None when it holds no such word, as docutils, Sphinx and Pandoc name each section
+    slug of its first heading's text (:func:`_slug`) and join :data:`SLUG_WORDS` words or
+    more, or None when it holds no such word, as docutils, Sphinx and Pandoc name each section
     after its heading (``<div class="section" id="sharing-with-a-single-developer">``):
     such an id says what the section is about, not what the template put there. Only
     the headings whose length fits a word of the hint (:func:`_may_slug`) are read."""
     nodes = document.nodes
     found: list[str | None] = [None] * len(candidates)
-    # The hints that join enough words, each distinct hint read once.
+    # The hints with a word that joins enough words, each distinct hint read once (most
+    # pages have none: one search over them all).
     codes, distinct = nodes.hint_codes
-    read = np.unique(codes[candidates])
-    long_words = [
-        code
-        for code in read.tolist()
-        if any(_words_joined(word) >= words for word in distinct[code].split())
-    ]
-    if not long_words:
+    read = np.unique(codes[candidates]).tolist()
+    if _LONG_SLUG.search(" ".join(distinct[code] for code in read)) is None:
         return found
+    long_words = [code for code in read if _LONG_SLUG.search(distinct[code])]
     wanted = np.zeros(len(distinct), dtype=bool)
     wanted[long_words] = True
     joined = np.flatnonzero(wanted[codes[candidates]]).tolist()
@@ -530,7 +530,7 @@ def heading_slug_hints(
     fitting = [
         i
         for i in np.flatnonzero(own).tolist()
-        if any(_may_slug(word, lengths[i], words) for word in nodes.hint[chosen[i]].split())
+        if any(_may_slug(word, lengths[i]) for word in nodes.hint[chosen[i]].split())
     ]
     if not fitting:
         return found
@@ -538,7 +538,7 @@ def heading_slug_hints(
     for i, text in zip(fitting, texts, strict=True):
         slug, hint = _slug(text), nodes.hint[chosen[i]].split()
         rest = [word for word in hint if _slug(word) != slug]
-        if _words_joined(slug) >= words and len(rest) < len(hint):
+        if _words_joined(slug) >= SLUG_WORDS and len(rest) < len(hint):
             found[joined[i]] = " ".join(rest)
     return found
 
