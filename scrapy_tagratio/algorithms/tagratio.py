@@ -474,10 +474,14 @@ def comment_forms(nodes: NodeTable) -> np.ndarray:
     return nodes.with_descendants(forms) if forms.any() else forms
 
 
+#: A run of letters and digits (a word of a slug: "_" separates words there).
+_SLUG_WORD = re.compile(r"[^\W_]+")
+
+
 def _slug(text: str) -> str:
     """``text`` as a generator's section id: lower case, every run of other characters
     than letters and digits one hyphen, none at either end."""
-    return "-".join(re.findall(r"[^\W_]+", text.lower()))
+    return "-".join(_SLUG_WORD.findall(text.lower()))
 
 
 #: The fewest words a section's slug must join for the section to be told by it
@@ -794,10 +798,10 @@ def block_features(
         main_path = nodes.ancestors_or_self(main)
         under_tag = nodes.with_descendants(nodes.tag_mask(BOILERPLATE_TAGS) & ~main_path)
         on_text_path = text_path & ~main_path & ~wraps_body
-        named = hint_flags(nodes, where=on_text_path)
-        if named.any():
-            named &= ~slugged_furniture(document, named, main_path)
-        return under_tag, nodes.with_descendants(named)
+        hinted = hint_flags(nodes, where=on_text_path)
+        if hinted.any():
+            hinted &= ~slugged_furniture(document, hinted, main_path)
+        return under_tag, nodes.with_descendants(hinted)
 
     def article_beside(under_tag: np.ndarray, under_hint: np.ndarray) -> bool:
         """The page holds :data:`ARTICLE_PROSE_CHARS` of article prose outside page
