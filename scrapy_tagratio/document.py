@@ -51,10 +51,10 @@ from .reader import active_kernel, parse_html, parser_input, read_page, read_utf
 from .source import (
     SourceView,
     normalise_text,
+    reader_text,
     source_view,
     span_run_lengths,
     strip_tags,
-    without_soft_hyphens,
 )
 
 # The names algorithms and users import from here, wherever they are defined now.
@@ -342,8 +342,8 @@ class Document:
         in document order; block elements start new lines; white space normalised.
 
         Only the text directly owned by a marked element is taken, so callers mark whole
-        subtrees (see :meth:`NodeTable.with_descendants`) when they mean them. Soft hyphens
-        leave the words (:func:`~.source.without_soft_hyphens`).
+        subtrees (see :meth:`NodeTable.with_descendants`) when they mean them. The text is
+        as a reader sees it (:func:`~.source.reader_text`: no soft hyphens, NFC).
         """
         walk = self._walk
         if not content.any():
@@ -359,14 +359,14 @@ class Document:
         kernel = active_kernel()
         if kernel is not None:
             text: str = kernel.text_lines(self.page.texts, piece)
-            return without_soft_hyphens(text)
+            return reader_text(text)
         breaks = np.flatnonzero(piece < 0)
         cuts = breaks[np.flatnonzero(np.diff(breaks // _CHUNK_EVENTS)) + 1]
         parts = []
         for pieces in np.split(piece, cuts):
             text = " ".join("".join(walk.pieces[pieces].tolist()).split())
             parts.append("\n".join(filter(None, map(str.strip, text.split(_BREAK)))))
-        return without_soft_hyphens("\n".join(filter(None, parts)))
+        return reader_text("\n".join(filter(None, parts)))
 
     @cached_property
     def pieces_by_block(self) -> tuple[np.ndarray, list[str]]:
@@ -506,11 +506,12 @@ class Document:
 
     @cached_property
     def title(self) -> str | None:
-        """``og:title``, else ``<title>``, else the first ``<h1>``; None if none has text."""
+        """``og:title``, else ``<title>``, else the first ``<h1>``, as a reader sees it
+        (:func:`~.source.reader_text`); None if none has text."""
         metas = self.page.attributes.metas
         og_title = next((meta[3] for meta in metas if meta[0] == "og:title"), None)
         value = " ".join((og_title or "").split())
-        return value or self.html_title or self._first_text("h1") or None
+        return reader_text(value or self.html_title or self._first_text("h1")) or None
 
     def _first_text(self, tag: str) -> str:
         page = self.page

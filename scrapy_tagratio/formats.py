@@ -18,7 +18,7 @@ import numpy as np
 from .cleaning import CELL_TAGS, data_tables
 from .document import BLOCK_TAGS, Document
 from .reader import EVENT_OPEN, EVENT_TEXT
-from .source import without_soft_hyphens
+from .source import reader_text
 
 __all__ = ["markdown_of"]
 
@@ -185,7 +185,7 @@ class _Writer:
                 parts.append("\n" if item and previous_item else "\n\n")
             parts.append(text)
             previous_item = item
-        return without_soft_hyphens("".join(parts))
+        return reader_text("".join(parts))
 
 
 def markdown_of(document: Document, content: np.ndarray) -> str:

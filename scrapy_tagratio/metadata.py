@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -205,11 +206,12 @@ _INVISIBLE = re.compile("[\u00ad\u200b-\u200d\u2060\ufeff]")
 def clean(text: str) -> str:
     """Text of a page's value as read: HTML entities that were escaped twice (``&amp;ouml;``
     in a ``content`` attribute) decoded, soft hyphens and zero-width characters dropped,
+    in Unicode normalization form C (as the text outputs, :func:`~.source.reader_text`),
     white space collapsed."""
     if "&" in text:
         text = unescape(text)
     if not text.isascii():  # the invisible characters are not ASCII
-        text = _INVISIBLE.sub("", text)
+        text = unicodedata.normalize("NFC", _INVISIBLE.sub("", text))
     return " ".join(text.split())
 
 

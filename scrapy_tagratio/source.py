@@ -8,6 +8,7 @@ same tokens a regex scan finds).
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from html import unescape
@@ -18,8 +19,8 @@ from .cleaning import BLOCK_TAGS, VOID_TAGS, TagClasses, _block_content, _droppe
 from .events import _is_hidden
 
 __all__ = [
-    "SourceView", "normalise_text", "source_view", "span_run_lengths", "strip_tags",
-    "without_soft_hyphens",
+    "SourceView", "normalise_text", "reader_text", "source_view", "span_run_lengths",
+    "strip_tags",
 ]
 
 
@@ -294,15 +295,21 @@ _NEWLINES = re.compile(r" ?\n[\s]*")
 SOFT_HYPHEN = "\xad"
 
 
-def without_soft_hyphens(text: str) -> str:
-    """``text`` without :data:`SOFT_HYPHEN`: the words as a reader sees them."""
-    return text.replace(SOFT_HYPHEN, "") if SOFT_HYPHEN in text else text
+def reader_text(text: str) -> str:
+    """``text`` as a reader sees it and as text is compared: without :data:`SOFT_HYPHEN`,
+    and in Unicode normalization form C (the W3C Character Model's form for matching
+    strings on the web), so that a letter written as a base and a combining mark reads
+    as the same letter precomposed (pages in Indic scripts, Korean and some German
+    pages come decomposed; trafilatura's output is NFC too)."""
+    if text.isascii():
+        return text
+    return unicodedata.normalize("NFC", text.replace(SOFT_HYPHEN, ""))
 
 
 def normalise_text(text: str) -> str:
     """Collapse white space: runs of spaces to one space, line breaks to one newline;
-    soft hyphens leave the words (:func:`without_soft_hyphens`)."""
-    text = _SPACES.sub(" ", without_soft_hyphens(text))
+    the text as a reader sees it (:func:`reader_text`)."""
+    text = _SPACES.sub(" ", reader_text(text))
     return _NEWLINES.sub("\n", text).strip()
 
 

@@ -10,6 +10,7 @@ so that both find the same headline.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 __all__ = ["HEADLINE_TAGS", "names_title", "title_words"]
 
@@ -20,8 +21,10 @@ _WORD = re.compile(r"\w+")
 
 
 def title_words(text: str | None) -> list[str]:
-    """The words of ``text``, case folded (None: none)."""
-    return _WORD.findall((text or "").casefold())
+    """The words of ``text``, case folded and in normalization form C, so that a word
+    written decomposed (a base letter and a combining mark, which ``\\w`` does not
+    match) is the same word precomposed (None: none)."""
+    return _WORD.findall(unicodedata.normalize("NFC", (text or "").casefold()))
 
 
 def names_title(heading: list[str], title: list[str]) -> bool:

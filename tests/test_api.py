@@ -190,3 +190,44 @@ def test_soft_hyphens_leave_the_words(name: str) -> None:
     assert "Mittelalter" in found.text and "\xad" not in found.text
     assert found.markdown is not None and "Mittelalter" in found.markdown
     assert "\xad" not in found.markdown
+
+
+@pytest.mark.parametrize("name", sorted(ALGORITHMS))
+def test_decomposed_letters_come_out_composed(name: str) -> None:
+    """A page may write "é" as "e" and a combining acute accent (U+0301): the text, the
+    Markdown and the title are in Unicode normalization form C, so the word reads as the
+    same word precomposed (and ``\\w+`` finds it whole); the cleaned HTML keeps the
+    page's characters."""
+    decomposed, composed = "Cafe\u0301 de\u0301couvert", "Café découvert"
+    paragraph = (
+        f"<p>Le {decomposed} au coin de la rue sert un café noir aux ouvriers du port "
+        "depuis le matin, et le soir il reste ouvert pour les marins qui rentrent.</p>"
+    )
+    html = (
+        f"<html><head><title>{decomposed}</title></head><body><article>"
+        f"<h1>Un autre titre</h1>{paragraph * 6}</article></body></html>"
+    )
+    found = extract(html, algorithm=name, with_markdown=True)
+    assert composed in found.text and decomposed not in found.text
+    assert found.markdown is not None and composed in found.markdown
+    assert found.title == composed
+    if found.html:
+        assert decomposed in found.html
+
+
+def test_a_decomposed_headline_is_still_the_title() -> None:
+    """The headline is left out of the text when its words are the title's, whichever
+    normalization form each is written in: the words are compared in form C."""
+    decomposed = "Le cafe\u0301 de\u0301couvert par les marins"
+    paragraph = (
+        "<p>Le café au coin de la rue sert un café noir aux ouvriers du port depuis le "
+        "matin, et le soir il reste ouvert pour les marins qui rentrent du large.</p>"
+    )
+    html = (
+        "<html><head><title>Le café découvert par les marins</title></head><body>"
+        f"<article><h1>{decomposed}</h1>{paragraph * 6}</article></body></html>"
+    )
+    found = extract(html)
+    assert found.title == "Le café découvert par les marins"
+    assert not found.text.startswith("Le café découvert")
+    assert found.text.startswith("Le café au coin")
