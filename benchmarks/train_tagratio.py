@@ -18,8 +18,8 @@ page's set:
   left unlabelled whatever its set's gold says: the default drops such threads by rule
   (``scrapy_tagratio.algorithms.tagratio``), so the model never decides them and learns
   nothing from them (the sets' gold disagrees on them);
-* the article's lead, notes and code, the discussion after its headline, the blocks after the
-  article's body and the data tables (``block_features``'
+* the article's lead, notes and code, the discussion after its headline, the teasers' links
+  after it, the blocks after the article's body and the data tables (``block_features``'
   :class:`~scrapy_tagratio.algorithms.tagratio.BlockRules`) keep their labels: the rules
   that keep or drop them do not change what the model learns, and :func:`predict` applies
   them as the extractor does, so the validation scores the extractor's choice.
@@ -572,6 +572,7 @@ def _fingerprint(pages: Sequence[PageBlocks]) -> str:
         digest.update(page.labels.tobytes())
         digest.update(page.rules.lead.tobytes())
         digest.update(page.rules.discussion.tobytes())
+        digest.update(page.rules.links_after.tobytes())
         digest.update(page.rules.notes.tobytes())
         digest.update(page.rules.code.tobytes())
         digest.update(page.rules.chars.tobytes())

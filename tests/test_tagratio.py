@@ -487,6 +487,71 @@ def test_a_comment_form_on_a_real_page_is_not_the_main_container(benchmark_set: 
     assert "Required fields are marked" not in held
 
 
+def _rails_after_story() -> str:
+    """A short article (three paragraphs of :data:`STORY`), then two teaser lists of six
+    stories each: one of bare headline links ("Most read"), one whose items add a
+    summary of their own to the link."""
+    story = "".join(STORY.split("</p>")[:3]) + "</p>"
+    bare = "".join(
+        f"<li><a href='/news/story-{i}'>Harbour story number {i}: the tides and the town</a>"
+        "</li>"
+        for i in range(6)
+    )
+    summaries = "".join(
+        f"<li><a href='/news/report-{i}'>Report number {i} on the promenade works</a>: the "
+        f"engineers' report {i} describes in detail how the works along the promenade will "
+        "be carried out over the coming months.</li>"
+        for i in range(6)
+    )
+    return (
+        "<html><body><div id='page'><article><h1>Council repairs the wall</h1>"
+        f"<div>{story}</div></article><div><h2>Most read</h2><ul>{bare}</ul></div>"
+        f"<div><h2>More on the works</h2><ul>{summaries}</ul></div></div></body></html>"
+    )
+
+
+def test_bare_teaser_links_after_the_article_are_dropped_by_rule() -> None:
+    """A teaser list's blocks after the main container that are nothing but their
+    headline links get probability 0 whatever the model says; the teasers that carry a
+    summary of their own, and the article, keep the model's probability."""
+    html = _rails_after_story()
+    doc = Document.from_input(html)
+    blocks, features, _, rules = block_features(doc)
+    texts = doc.block_texts(blocks)
+    bare = np.array([t.startswith("Harbour story") for t in texts])
+    summary = np.array([t.startswith("Report number") for t in texts])
+    story = np.array([t.startswith("Paragraph") for t in texts])
+    assert bare.sum() == 6 and summary.sum() == 6 and story.sum() == 3
+    teaser = features[:, FEATURES.index("in_teaser_list")] > 0
+    after = features[:, FEATURES.index("after_main")] > 0
+    assert (teaser & after)[bare].all() and (teaser & after)[summary].all()
+    model = load_model(MODEL_NAME)
+    own = model.probability(features.copy())
+    probability = content_probability(model, features.copy(), rules)
+    assert (probability[bare] == 0).all()
+    assert np.array_equal(probability[summary | story], own[summary | story])
+    text = extract(html).text
+    assert "Paragraph 2" in text and "Harbour story number" not in text
+
+
+@pytest.mark.benchmark_data
+def test_a_rail_of_links_after_a_real_article_is_dropped(benchmark_set: Any) -> None:
+    """dragnet-dev's R788 (checked by hand): a short Eater post on a restaurant opening,
+    then a rail of links to the site's restaurant maps ("Eater's Best Boston Restaurants
+    Map"); the gold holds the post and none of the rail, which the model fitted without
+    dragnet-dev kept (probability 0.56-0.64): the rule drops its links whatever the model
+    says."""
+    page = benchmark_set("dragnet").load_page("dragnet", "R788")
+    doc = Document.from_input(page.html, url=page.url)
+    blocks, features, _, rules = block_features(doc)
+    rail = np.array(["Restaurants Map" in t for t in doc.block_texts(blocks)])
+    assert rail.sum() >= 10
+    assert (content_probability(load_model(MODEL_NAME), features, rules)[rail] == 0).all()
+    text = _ws(extract(page.html, url=page.url).text)
+    assert "Eater's Best Boston Restaurants Map" not in text
+    assert "Eater's Best NYC Restaurants Map" not in text
+
+
 def _slugged_sections(intro_id: str) -> str:
     """A page written as docutils and Sphinx write one: sections named after their
     headings (``id="sharing-the-work-with-the-engineers"``), two of whose slugs hold a

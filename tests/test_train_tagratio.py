@@ -19,7 +19,7 @@ def page(site: str, label: int, blocks: int = 4) -> PageBlocks:
         sets=("fundus",),
         features=np.zeros((blocks, len(FEATURES)), dtype=np.float32),
         rules=BlockRules(
-            none, none, none, none, np.ones(blocks), np.zeros((0, 3)), np.zeros((0, 2))
+            none, none, none, none, none, np.ones(blocks), np.zeros((0, 3)), np.zeros((0, 2))
         ),
         labels=np.full(blocks, label, dtype=np.int8),
         weights=np.full(blocks, 1 / blocks, dtype=np.float32),

@@ -88,6 +88,16 @@ missed, author boxes, related stories, the site's footer) are dropped
 teaser of a rail holds little of the kept text, and elements of one name that hold the
 comments too (``entry-content`` on the post and on each comment) end after them.
 
+**Links to other pages after the article** are dropped by a rule: a block of a teaser list
+(:mod:`..structure`: items leading to distinct pages through their headlines) that lies
+after the main container and outside it, and whose text is all but entirely link text
+(:data:`LINKED_SHARE`: a headline and nothing of its own, such as "most read", "more
+from", a rail of numbered stories). The development sets' gold leaves out almost all of
+these (by words, 97% of the labelled ones on every set), yet a model fitted without the
+set that holds most of them keeps them where the main container is short, as another
+site's rails would be kept; the lead and the notes (references are lists of links) are
+kept before the rule is read.
+
 **The article's code** is kept by a rule as well: preformatted blocks (``pre``) in the main
 container, outside page furniture and comment threads. Code is short lines of symbols,
 which the model reads as furniture, but in the article's container it is the article's (a
@@ -141,6 +151,7 @@ __all__ = [
     "BODY_HINT",
     "BODY_SHARE",
     "FEATURES",
+    "LINKED_SHARE",
     "MODEL_NAME",
     "BlockRules",
     "TagRatio",
@@ -202,6 +213,9 @@ ARTICLE_PROSE_CHARS = 300
 #: is another section of the same text (:func:`sections_parent`). Design constant ("about
 #: as dense"), not fitted.
 SECTION_SHARE = 0.5
+#: A block of a teaser list after the main container with at least this share of link
+#: text is a link to another page and nothing else (design constant: "all but entirely").
+LINKED_SHARE = 0.9
 #: Hints that mark the article body itself and overrule the above.
 CONTENT_HINT = re.compile(r"\b(?:article {0,2}body|post content|entry content)\b")
 #: Class/id/itemprop words that name the element holding the article's body, read after
@@ -722,6 +736,9 @@ class BlockRules:
     lead: np.ndarray
     #: The discussion after the article's headline: dropped whatever the model says.
     discussion: np.ndarray
+    #: The teasers' links after the article (:data:`LINKED_SHARE`): dropped whatever the
+    #: model says.
+    links_after: np.ndarray
     #: The article's notes (references, footnotes) after its headline: kept whatever the
     #: model says.
     notes: np.ndarray
@@ -749,6 +766,24 @@ class BlockRules:
         if held[best] <= 0.0 or held[best] < BODY_SHARE * before[-1]:
             return None
         return int(stop[name == best].max()) - 1
+
+
+_TEASER = FEATURES.index("in_teaser_list")
+_AFTER_MAIN = FEATURES.index("after_main")
+_INSIDE_MAIN = FEATURES.index("inside_main")
+_LINK_SHARE = FEATURES.index("link_share")
+
+
+def _links_after_article(features: np.ndarray) -> np.ndarray:
+    """Per block, whether it is a teaser's link after the article, outside the main
+    container, with at least :data:`LINKED_SHARE` of link text (the rule of the module's
+    description)."""
+    return (
+        (features[:, _TEASER] > 0)
+        & (features[:, _AFTER_MAIN] > 0)
+        & (features[:, _INSIDE_MAIN] == 0)
+        & (features[:, _LINK_SHARE] >= LINKED_SHARE)
+    )
 
 
 def block_features(
@@ -896,6 +931,7 @@ def block_features(
     rules = BlockRules(
         lead,
         discussion,
+        _links_after_article(features),
         notes,
         code,
         length[blocks],
@@ -911,12 +947,14 @@ _BESIDE_ARTICLE = FEATURES.index("thread_beside_article")
 def content_probability(model: BoostedTrees, features: np.ndarray, rules: BlockRules) -> np.ndarray:
     """Per block (a row of :func:`block_features` and its :class:`BlockRules`), the
     probability that it is main content: the model's, 0 for a comment thread beside an
-    article and for the discussion after the article's headline, 1 for the article's
+    article, for the discussion after the article's headline and for the teasers' links
+    after the article, 1 for the article's
     lead, notes and code, then 0 after the article's body's end, and each data table's blocks
     the probability of its most probable block (the rules of the module's description)."""
     probability = model.probability(features)
     probability[features[:, _BESIDE_ARTICLE] > 0] = 0.0
     probability[rules.discussion] = 0.0
+    probability[rules.links_after] = 0.0
     probability[rules.lead] = 1.0
     probability[rules.notes] = 1.0
     probability[rules.code] = 1.0
