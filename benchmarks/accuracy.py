@@ -37,6 +37,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from multiprocessing import Pool
 from pathlib import Path
+from statistics import fmean
 
 from scrapy_tagratio import DEFAULT_ALGORITHM
 
@@ -228,33 +229,50 @@ def _version(peer: str) -> str:
 
 
 def leave_one_set_out(
-    limit: int | None, jobs: int, time_budget: float | None, peers: Sequence[str]
+    limit: int | None,
+    jobs: int,
+    time_budget: float | None,
+    peers: Sequence[str],
+    seeds: Sequence[int] = (0,),
 ) -> str:
     """The default fitted without each development set, scored on that set, beside
-    ``peers`` on the same pages: one row per set, then the mean of the F column."""
+    ``peers`` on the same pages: one row per set, then the mean of the F column. With
+    several learner ``seeds`` (each a model fitted and its cut chosen again: another
+    tenth of the blocks held out for early stopping) the default's cell is the mean of
+    the seeds' precision, recall and F, and a last column gives each seed's F."""
     from .train_tagratio import LABEL_SETS, write_loso_models
 
     cache = Path(os.environ.get("TAGRATIO_CACHE", "/tmp/scrapy-tagratio-cache"))
-    models = write_loso_models(cache)
+    models = [write_loso_models(cache, seed=seed) for seed in seeds]
     names = [DEFAULT_ALGORITHM, *peers]
     header = f"{'held-out set':<14} {'pages':>5} " + " ".join(
         f"{name[:11] + ' P/R/F':>23}" for name in names
     )
+    if len(seeds) > 1:
+        header += f"  {DEFAULT_ALGORITHM} F, seeds {', '.join(map(str, seeds))}"
     lines = [header, "-" * len(header)]
     scores: dict[str, list[float]] = {name: [] for name in names}
     for dataset in LABEL_SETS:
         ids = _data.page_ids(dataset, limit)
-        ours = f"{DEFAULT_ALGORITHM}:model={models[dataset]}"
-        totals = {
-            DEFAULT_ALGORITHM: _totals(dataset, ids, [ours], time_budget, jobs)[ours],
-            **peer_totals(dataset, ids, peers, jobs, cache),
+        ours = [f"{DEFAULT_ALGORITHM}:model={by_set[dataset]}" for by_set in models]
+        per_seed = _totals(dataset, ids, ours, time_budget, jobs)
+        seed_figures = [_f1(per_seed[spec], dataset) for spec in ours]
+        figures = {
+            DEFAULT_ALGORITHM: tuple(map(fmean, zip(*seed_figures, strict=True))),
+            **{
+                name: _f1(totals, dataset)
+                for name, totals in peer_totals(dataset, ids, peers, jobs, cache).items()
+            },
         }
         cells = []
         for name in names:
-            p, r, f = _f1(totals[name], dataset)
+            p, r, f = figures[name]
             scores[name].append(f)
             cells.append(f"{p:.3f}/{r:.3f}/{f:.3f}".rjust(23))
-        lines.append(f"{dataset:<14} {len(ids):>5} " + " ".join(cells))
+        line = f"{dataset:<14} {len(ids):>5} " + " ".join(cells)
+        if len(seeds) > 1:
+            line += "  " + " ".join(f"{f:.4f}" for _, _, f in seed_figures)
+        lines.append(line)
     means = " ".join(f"{sum(v) / len(v):>23.3f}" for v in scores.values())
     lines.append(f"{'mean F':<14} {'':>5} {means}")
     return "\n".join(lines)
@@ -277,6 +295,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="leave one set out: the default fitted without each development set, scored "
         "on it, beside the peers (ignores --dataset and the extractor list)",
     )
+    parser.add_argument(
+        "--seeds",
+        type=int,
+        nargs="+",
+        default=[0],
+        help="with --loso: learner seeds of the held-out models (default 0); with several, "
+        "the default's figures are their mean and each seed's F is listed",
+    )
     parser.add_argument("--dataset", choices=sorted(_data.DATASETS), default="trafilatura")
     parser.add_argument("--limit", type=int, help="only the first N pages (sorted ids)")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
@@ -289,7 +315,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     if args.loso:
-        print(leave_one_set_out(args.limit, args.jobs, args.time_budget, PEERS))
+        print(leave_one_set_out(args.limit, args.jobs, args.time_budget, PEERS, args.seeds))
         return 0
     specs = list(
         dict.fromkeys([*(args.extractors or [DEFAULT_ALGORITHM]), *(PEERS if args.peers else ())])
