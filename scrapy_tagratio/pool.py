@@ -454,13 +454,14 @@ class _Dispatcher(threading.Thread):
 
     def _wait_for(self, workers: list[_Worker]) -> float | None:
         """Seconds until the next deadline: a page's TAGRATIO_WORKER_TIMEOUT, or a new
-        worker's :data:`_START_TIMEOUT` (``None``: no deadline, wait for news)."""
+        worker's :data:`_START_TIMEOUT`, at most :data:`_MAX_WAIT` (``None``: no deadline,
+        wait for news)."""
         deadlines = [w.started + _START_TIMEOUT for w in workers if not w.ready]
         if self.timeout is not None:
             deadlines += [w.job.started + self.timeout for w in workers if w.job is not None]
         if not deadlines:
             return None
-        return max(0.0, min(deadlines) - time.monotonic())
+        return min(_MAX_WAIT, max(0.0, min(deadlines) - time.monotonic()))
 
     def _assign(self, worker: _Worker, job: _Job, pending: collections.deque[_Job]) -> None:
         try:
@@ -552,6 +553,10 @@ class _Dispatcher(threading.Thread):
 
 #: Workers in a row that may die before they are ready before waiting pages are failed.
 _MAX_STILLBORN = 3
+
+#: Longest single wait of the dispatcher: a later deadline (a TAGRATIO_WORKER_TIMEOUT of
+#: weeks) is waited for in turns, as poll() takes at most 2**31 - 1 ms.
+_MAX_WAIT = 3600.0
 
 #: Seconds a new worker has to import the core and announce itself before it is killed
 #: and counted as not started (a loaded machine takes a few seconds).

@@ -206,6 +206,18 @@ def test_a_page_past_the_hard_timeout_is_killed_and_the_pool_goes_on() -> None:
     assert after.extraction is not None
 
 
+def test_a_worker_timeout_of_weeks_or_years_extracts_as_any_other() -> None:
+    # The dispatcher's wait is capped: poll() takes at most 2**31 - 1 ms (24.8 days), and a
+    # longer deadline failed every page of the crawl with pool_failed (OverflowError).
+    for timeout in (30 * 86400.0, 1e300):
+        pool = ExtractionPool(1, timeout=timeout)
+        try:
+            outcomes = run_all(pool, [options(), options()])
+        finally:
+            pool.close()
+        assert [o.error_kind for o in outcomes] == [None, None], outcomes[0].error
+
+
 def test_workers_are_replaced_after_max_tasks_per_child() -> None:
     before = child_pids()
     pool = ExtractionPool(1, max_tasks_per_child=2)
