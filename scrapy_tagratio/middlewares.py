@@ -37,7 +37,8 @@ Stats are integers (scrapy-redis's ``RedisStatsCollector`` adds them up in Redis
   ``tagratio/items_partly_annotated`` (declared item class with some of the fields: those
   are set), ``tagratio/items_unannotated`` (declared item class with none of them);
 * ``tagratio/skipped/<why>``: ``non_html``, ``disabled`` (per request), ``http_<status>``
-  (a status not extracted), and the resource limits ``too_large`` and ``time_budget``;
+  (a status not extracted), ``head`` (a HEAD request: no body), ``follow_only`` (below),
+  and the resource limits ``too_large`` and ``time_budget``;
 * ``tagratio/errors/<kind>``: ``not_html`` (binary served as HTML), ``extraction``,
   ``bad_settings`` (a bad per-request override), ``bad_source`` (pipeline),
   ``worker_crashed``, ``worker_timeout``, or the exception class of a bug;
@@ -494,6 +495,11 @@ class TagRatioDownloaderMiddleware:
         stats = self.stats
         if follows_only(request, self.crawler.spider):
             stats.inc_value("tagratio/skipped/follow_only")
+            return response
+        if request.method == "HEAD":
+            # No body: read as an empty page, it was recorded in the site memory, and the
+            # GET of the same URL that follows read as a page captured again.
+            stats.inc_value("tagratio/skipped/head")
             return response
         if not isinstance(response, HtmlResponse):
             stats.inc_value("tagratio/skipped/non_html")

@@ -58,7 +58,10 @@ class LocalSite:
                     self.send_header(name, value)
                 self.send_header("Content-Length", str(len(page.body)))
                 self.end_headers()
-                self.wfile.write(page.body)
+                if self.command != "HEAD":
+                    self.wfile.write(page.body)
+
+            do_HEAD = do_GET
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass

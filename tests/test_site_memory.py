@@ -336,6 +336,23 @@ class TemplateSiteSpider(IndexSpider):
             yield response.follow(unread[0], cb_kwargs={"unread": unread[1:]})
 
 
+class HeadFirstSpider(TemplateSiteSpider):
+    """As :class:`TemplateSiteSpider`, but asks for each article with HEAD first (to check
+    its type, as link checkers and careful crawls do), then with GET."""
+
+    name = "head-first"
+
+    def follow_next(self, response: scrapy.http.Response, unread: list[str]) -> Iterator[Any]:
+        if unread:
+            yield response.follow(
+                unread[0], method="HEAD", callback=self.checked, cb_kwargs={"unread": unread}
+            )
+
+    def checked(self, response: scrapy.http.Response, unread: list[str]) -> Iterator[Any]:
+        assert not response.body
+        yield response.follow(unread[0], cb_kwargs={"unread": unread[1:]})
+
+
 ARTICLES = 5
 
 
@@ -350,6 +367,32 @@ def items_with_the_box(results: dict[str, CrawlResult]) -> dict[str, int]:
         name: sum(BRIEFING in item["main_text"] for item in result.items)
         for name, result in results.items()
     }
+
+
+@pytest.mark.integration
+def test_responses_to_head_requests_are_not_extracted(
+    template_site: LocalSite, run_crawls: Callable[..., dict[str, CrawlResult]]
+) -> None:
+    """A HEAD response has no body: it was extracted (an empty page, counted in
+    pages_extracted) and recorded in the site memory, so the GET of the same URL that
+    followed read as a page captured again and kept the site's template (the newsletter
+    box) in every article."""
+    settings = {"ADDONS": {"scrapy_tagratio.Addon": 100}, "CONCURRENT_REQUESTS": 1}
+    args = {"base_url": template_site.base_url}
+    results = run_crawls(
+        [
+            CrawlSpec("get", "test_site_memory:TemplateSiteSpider", settings, args),
+            CrawlSpec("head-first", "test_site_memory:HeadFirstSpider", settings, args),
+        ]
+    )
+    with_box = items_with_the_box(results)
+    assert with_box["head-first"] == with_box["get"] < ARTICLES
+    get, head_first = results["get"].stats, results["head-first"].stats
+    assert head_first["tagratio/skipped/head"] == ARTICLES
+    for name in ("tagratio/pages_extracted", "tagratio/site_memory/pages_discounted"):
+        assert head_first[name] == get[name], name
+    texts = {item["url"]: item["main_text"] for item in results["get"].items}
+    assert {item["url"]: item["main_text"] for item in results["head-first"].items} == texts
 
 
 class PathsSpider(scrapy.Spider):
