@@ -17,15 +17,13 @@ from scrapy_tagratio.algorithms.tagratio import (
     MODEL_NAME,
     TagRatio,
     block_features,
-    comment_forms,
     content_probability,
-    heading_slug_hints,
-    hint_flags,
     main_container,
     named_comments,
     sections_parent,
     table_spans,
 )
+from scrapy_tagratio.algorithms.template_names import comment_forms, heading_slug_hints, hint_flags
 from scrapy_tagratio.algorithms.trees import MODEL_VERSION, load_model
 from scrapy_tagratio.document import Document
 from scrapy_tagratio.reader import kernel_status
@@ -1171,7 +1169,7 @@ def test_the_hint_tests_name_what_their_regular_expressions_name(hint: str) -> N
     BODY_HINT finds (the kernel's ``word_pairs`` finds it alone). Words at a
     word's start or inside one, "ad" and "ads" whole or not, separators, digits, accents,
     combining marks and other scripts (``re``'s word characters)."""
-    import scrapy_tagratio.algorithms.tagratio as module
+    import scrapy_tagratio.algorithms.template_names as module
     from scrapy_tagratio import reader
 
     words = hint.replace("-", " ").replace("_", " ")
@@ -1183,7 +1181,7 @@ def test_the_hint_tests_name_what_their_regular_expressions_name(hint: str) -> N
         module.THREAD_NAMES: module.THREAD_HINT.search(words) is not None,
     }
     found = module.BODY_HINT.search(words)
-    body = -1 if found is None else module._BODY_NAME_LIST.index("".join(found.group().split()))
+    body = -1 if found is None else module.BODY_NAME_LIST.index("".join(found.group().split()))
     for path in ("kernel", "target") if reader.kernel_status()[0] else ("target",):
         saved, reader.DEFAULT_READER = reader.DEFAULT_READER, path
         try:
@@ -1197,7 +1195,7 @@ def test_the_hint_tests_name_what_their_regular_expressions_name(hint: str) -> N
 def test_the_word_test_reads_the_vocabulary_of_the_regular_expression() -> None:
     """The kernel's words are the regular expression's: its words as prefixes, and the
     two words of its one pattern (``ads?\\b``) whole."""
-    import scrapy_tagratio.algorithms.tagratio as module
+    import scrapy_tagratio.algorithms.template_names as module
 
     prefixes = {w for group in module._BOILERPLATE_PREFIXES for w in group}
     assert prefixes | {r"ads?\b"} == set(module.BOILERPLATE_WORDS)
@@ -1208,7 +1206,7 @@ def test_the_word_test_reads_the_vocabulary_of_the_regular_expression() -> None:
 def test_the_kernels_word_test_reads_the_texts_asked_for() -> None:
     """``starts_words`` answers for each text it is given the index of, and refuses an
     index outside the list and a vocabulary of the wrong shape."""
-    import scrapy_tagratio.algorithms.tagratio as module
+    import scrapy_tagratio.algorithms.template_names as module
     from scrapy_tagratio import _kernel
 
     test = module.COMMENT_NAMES

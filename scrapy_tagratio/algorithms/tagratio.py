@@ -13,7 +13,7 @@ block* (the nearest block-level element of each piece of text) from:
   (heading, paragraph, list item, table cell);
 * page furniture around it: a ``nav``/``aside``/``footer``/``form``/``figure``... ancestor,
   or an ancestor whose class/id/role words name a boilerplate region (class words are the
-  vocabulary of web templates, English whatever the page's language);
+  vocabulary of web templates, English whatever the page's language: :mod:`.template_names`);
 * structure (:mod:`..structure`): whether it lies in a comment thread, a teaser list or any
   repeated sibling item, found without reading a word (less the groups that are the page's
   layout, :meth:`~scrapy_tagratio.structure.Structures.without_layout`);
@@ -35,13 +35,13 @@ such threads, trafilatura-eval keeps them on forums and some blogs), so a learne
 some sets learns to keep the comments others drop; the rule makes the choice once, and the
 training script leaves those blocks out (``benchmarks/train_tagratio.py``). A thread is
 what the structure test finds, or repeated items whose class or id names a comment
-(:data:`COMMENT_HINT`: the structure test misses threads whose items lack a meta block),
-or the repeated items of an element whose class or id names the comments
-(:data:`THREAD_HINT`: ``<div id="comments">`` around unnamed ``<dt>``/``<dd>`` pairs) and
-holds no article (no ``h1``, mostly its items' text, little prose of its own); beside an
-article, the list holding a thread's items cannot be the main container either
-(it is often the densest node, and the rule above only drops what lies outside the main
-container).
+(:data:`~.template_names.COMMENT_HINT`: the structure test misses threads whose items lack
+a meta block), or the repeated items of an element whose class or id names the comments
+(:data:`~.template_names.THREAD_HINT`: ``<div id="comments">`` around unnamed
+``<dt>``/``<dd>`` pairs) and holds no article (no ``h1``, mostly its items' text, little
+prose of its own); beside an article, the list holding a thread's items cannot be the main
+container either (it is often the densest node, and the rule above only drops what lies
+outside the main container).
 
 **The discussion after the headline** is dropped by a rule as well: the blocks of items
 named as comments (:func:`named_comments`) that lie after the article's headline (see the
@@ -69,24 +69,24 @@ occur and nowhere else, where a model refitted with them as a feature moved the 
 more than it gained (development notes, accuracy18).
 
 **The article's notes** are kept by a rule too: the blocks under an element its template
-names as the article's references, footnotes, endnotes or bibliography (:data:`NOTES_HINT`:
-Wikipedia's ``reflist``, a journal's ``c-article-references``, a blog's ``footnotes``),
-after the article's headline, outside page furniture and comment threads. Citations are
-lists of links, so the model reads them as a teaser list and drops them, yet every
-development set whose gold holds such a list counts it as the article's (readability-dev's
-Wikipedia pages, trafilatura-eval's snippets; none counts it as boilerplate), as the peers
-do.
+names as the article's references, footnotes, endnotes or bibliography
+(:data:`~.template_names.NOTES_HINT`: Wikipedia's ``reflist``, a journal's
+``c-article-references``, a blog's ``footnotes``), after the article's headline, outside
+page furniture and comment threads. Citations are lists of links, so the model reads them
+as a teaser list and drops them, yet every development set whose gold holds such a list
+counts it as the article's (readability-dev's Wikipedia pages, trafilatura-eval's snippets;
+none counts it as boilerplate), as the peers do.
 
 **The article's end** is a rule as well: many templates name the element that holds
 the article's body (``class="entry-content"``, ``itemprop="articleBody"``,
-``article__body``...: :data:`BODY_HINT`, the vocabulary trafilatura's ``BODY_XPATH`` looks
-for first). Where the elements of one such name hold at least :data:`BODY_SHARE` of the
-text the model keeps (each block's characters weighted by its probability), the article
-ends where the last of them ends, and the blocks after it (comments the structure test
-missed, author boxes, related stories, the site's footer) are dropped
-(:func:`content_probability`). A name alone does not decide it: a ``post-content`` on each
-teaser of a rail holds little of the kept text, and elements of one name that hold the
-comments too (``entry-content`` on the post and on each comment) end after them.
+``article__body``...: :data:`~.template_names.BODY_HINT`, the vocabulary trafilatura's
+``BODY_XPATH`` looks for first). Where the elements of one such name hold at least
+:data:`BODY_SHARE` of the text the model keeps (each block's characters weighted by its
+probability), the article ends where the last of them ends, and the blocks after it
+(comments the structure test missed, author boxes, related stories, the site's footer) are
+dropped (:func:`content_probability`). A name alone does not decide it: a ``post-content``
+on each teaser of a rail holds little of the kept text, and elements of one name that hold
+the comments too (``entry-content`` on the post and on each comment) end after them.
 
 **Links to other pages after the article** are dropped by a rule: a block of a teaser list
 (:mod:`..structure`: items leading to distinct pages through their headlines) that lies
@@ -122,17 +122,14 @@ leave-one-set-out and site-grouped validation figures.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import ClassVar
 
 import numpy as np
 
-from ..cleaning import HintTest, by_ascii_letter, data_tables, name_codes
+from ..cleaning import data_tables, name_codes
 from ..document import Document, NodeTable
-from ..reader import active_kernel
 from ..structure import Structures, find_structures
 from ..titles import HEADLINE_TAGS, names_title, title_words
 from .base import (
@@ -144,11 +141,20 @@ from .base import (
     dom_labelling,
 )
 from .cetd import CECTD, density_sum, extract_content
+from .template_names import (
+    BODY_NAME_LIST,
+    COMMENT_NAMES,
+    NOTES_NAMES,
+    THREAD_NAMES,
+    body_names,
+    comment_forms,
+    hint_flags,
+    slugged_furniture,
+)
 from .trees import BoostedTrees, load_model
 
 __all__ = [
     "ARTICLE_PROSE_CHARS",
-    "BODY_HINT",
     "BODY_SHARE",
     "FEATURES",
     "LINKED_SHARE",
@@ -158,7 +164,6 @@ __all__ = [
     "block_features",
     "content_probability",
     "headline_block",
-    "hint_flags",
     "main_container",
     "named_comments",
     "sections_parent",
@@ -169,38 +174,6 @@ BOILERPLATE_TAGS = frozenset(
     {"nav", "aside", "footer", "form", "menu", "button", "select", "figure", "figcaption",
      "time", "address"}
 )  # fmt: skip
-#: Class/id/role words of boilerplate regions (the vocabulary of web templates, which is
-#: English whatever the page's language): a hint names such a region when one of its
-#: words starts with one of these (regular expressions, each starting with a letter).
-BOILERPLATE_WORDS = (
-    "comment", "share", "sharing", "social", "related", "recommend", "newsletter", "subscri",
-    "sidebar", "widget", "footer", "breadcrumb", "nav", "menu", "promo", "sponsor", "advert",
-    "banner", "cookie", "consent", "popup", "modal", "paywall", "tags", "taglist", "author",
-    "bio", "byline", "pagination", "pager", "complementary", "contentinfo", "disqus",
-    "outbrain", "taboola", "caption", "credit", "copyright", "meta", "date", "rating",
-    "toolbar", "overlay", "login", "signup", "tweet", "twitter", "instagram", "embed",
-    "legend", "upsell", "affiliate", "donat", "flyout", "likes", "rss", r"ads?\b",
-)  # fmt: skip
-
-
-def _by_first_letter(words: tuple[str, ...]) -> str:
-    """The alternation of ``words`` grouped by their first letter: Python's ``re`` tries
-    the branches of an alternation one by one, so grouped, a word that starts none of
-    them fails after one test per letter instead of one per word (the hints of a page
-    are the hot loop of :func:`hint_flags`)."""
-    groups: dict[str, list[str]] = {}
-    for word in words:
-        groups.setdefault(word[0], []).append(word[1:])
-    return "|".join(f"{letter}(?:{'|'.join(rests)})" for letter, rests in groups.items())
-
-
-BOILERPLATE_HINT = re.compile(rf"\b(?:{_by_first_letter(BOILERPLATE_WORDS)})")
-
-
-#: :data:`BOILERPLATE_HINT` for the kernel's word test (``starts_words``, the same
-#: answers): its words as prefixes of a word, and ``ads?\b``'s two as whole words.
-_BOILERPLATE_PREFIXES = by_ascii_letter(tuple(w for w in BOILERPLATE_WORDS if w.isalpha()))
-_BOILERPLATE_WHOLE = by_ascii_letter(("ad", "ads"))
 #: A text block counts as article prose when it has at least this many characters, under
 #: :data:`PROSE_LINK_SHARE` of them in links, and lies in no comment thread, teaser list or
 #: page furniture; a page with :data:`ARTICLE_PROSE_CHARS` of such prose has an article
@@ -216,189 +189,15 @@ SECTION_SHARE = 0.5
 #: A block of a teaser list after the main container with at least this share of link
 #: text is a link to another page and nothing else (design constant: "all but entirely").
 LINKED_SHARE = 0.9
-#: Hints that mark the article body itself and overrule the above.
-CONTENT_HINT = re.compile(r"\b(?:article {0,2}body|post content|entry content)\b")
-#: Class/id/itemprop words that name the element holding the article's body, read after
-#: "-" and "_" become spaces (trafilatura's ``BODY_XPATH``, its first and most specific
-#: vocabulary: ``entry-content``, ``post-body``, ``article__content``, ``articleBody``...,
-#: and ``story-body``), as pairs: a word starting with the first word, white space or
-#: nothing, and one of its second words ending a word. Template vocabulary, English
-#: whatever the page's language.
-BODY_PAIRS = (
-    ("article", ("body", "text", "content", "container")),
-    ("post", ("body", "text", "content", "entry", "inner")),
-    ("entry", ("content",)),
-    ("text", ("content",)),
-    ("page", ("content",)),
-    ("art", ("content",)),
-    ("story", ("body",)),
-    ("body", ("text",)),
-)
-_BODY_ALTERNATION = "|".join(rf"{first}\s*(?:{'|'.join(seconds)})" for first, seconds in BODY_PAIRS)
-BODY_HINT = re.compile(rf"\b(?:{_BODY_ALTERNATION})\b")
-#: The body names (:func:`_body_name`) in the order of :data:`BODY_PAIRS`: the numbers of
-#: the kernel's ``word_pairs``.
-_BODY_NAME_LIST = tuple(first + second for first, seconds in BODY_PAIRS for second in seconds)
-_BODY_NUMBERS = {name: number for number, name in enumerate(_BODY_NAME_LIST)}
-_BODY_FIRSTS = tuple(first for first, _ in BODY_PAIRS)
-_BODY_SECONDS = tuple(seconds for _, seconds in BODY_PAIRS)
-#: The elements of one body name (:data:`BODY_HINT`) end the article when they hold at
-#: least this share of the probability-weighted text of the page's blocks. Design constant
-#: ("half of what the model keeps"), not fitted: leaving one set out, 0.3 gained more on
-#: dragnet-dev and the other sets could not choose between 0.3 and 0.7 (development notes).
+#: The elements of one body name (:data:`~.template_names.BODY_HINT`) end the article when
+#: they hold at least this share of the probability-weighted text of the page's blocks.
+#: Design constant ("half of what the model keeps"), not fitted: leaving one set out, 0.3
+#: gained more on dragnet-dev and the other sets could not choose between 0.3 and 0.7
+#: (development notes).
 BODY_SHARE = 0.5
 #: How many headings (the last before the main container) are compared with the page's
 #: titles (:func:`headline_block`).
 HEADLINE_CANDIDATES = 8
-#: Class/id words that name a comment (template vocabulary, English whatever the page's
-#: language): a repeated item (:attr:`~scrapy_tagratio.structure.Structures.repeated`)
-#: so named counts as a comment of a thread even where the structure test misses it
-#: (a thread whose items have no meta block, or whose replies nest the bodies). A hint
-#: names a comment when one of its words (read after "-" and "_" become spaces) starts
-#: with one of :data:`COMMENT_WORDS` or is one of :data:`COMMENT_WHOLE_WORDS`
-#: ("replies-count" names one, "replyto" does not).
-COMMENT_WORDS = ("comment", "disqus")
-COMMENT_WHOLE_WORDS = ("reply", "replies")
-COMMENT_HINT = re.compile(rf"\b(?:{'|'.join(COMMENT_WORDS)}|(?:{'|'.join(COMMENT_WHOLE_WORDS)})\b)")
-#: Class/id words that name the article's notes: its references, footnotes, endnotes or
-#: bibliography (Wikipedia's ``reflist``, a blog's ``footnotes``), read after "-" and "_"
-#: become spaces. Template vocabulary, English whatever the page's language.
-#: Plural words only: a singular "reference" is a CMS's link field (Drupal's
-#: ``field--type-entity-reference``), a singular "footnote" a credit line.
-NOTES_WORDS = ("references", "reflist", "footnotes", "endnotes", "bibliography")
-NOTES_HINT = re.compile(rf"\b(?:{'|'.join(NOTES_WORDS)})\b")
-#: Class/id words that name a comment thread's container (:func:`named_comments`), read
-#: as :data:`COMMENT_HINT`: whole words only, since a container so named is not an item
-#: and its name must say "the comments", not "commentary" (an article type) or
-#: "commented" (a post that has comments).
-THREAD_HINT = re.compile(r"\b(?:comments?|comment ?list|commentlist|disqus ?thread)\b")
-
-
-@lru_cache(maxsize=1 << 16)
-def _body_name(hint: str) -> str:
-    """The body name the hint holds (:data:`BODY_HINT`), its words joined and lower case:
-    ``article-body``, ``article__body article-body--wide`` and ``articleBody`` all give
-    ``articlebody``, one body whatever modifiers the template adds; ``""`` for none.
-    Cached across pages as :func:`_names_boilerplate` is."""
-    # Every name of BODY_HINT holds one of these words: a hint without them (six in seven of
-    # the pool's distinct hints) is not read further, as the regular expression costs more
-    # than these tests (written out: a generator over a tuple of them cost twice as much).
-    if not (
-        "body" in hint
-        or "content" in hint
-        or "text" in hint
-        or "entry" in hint
-        or "inner" in hint
-        or "container" in hint
-    ):
-        return ""
-    match = BODY_HINT.search(hint.replace("-", " ").replace("_", " "))
-    return "" if match is None else "".join(match.group().split())
-
-
-def _body_numbers(hints: list[str], read: np.ndarray) -> np.ndarray:
-    """Per hint of ``hints`` that ``read`` indexes, the number of its body name
-    (:func:`_body_name`) in :data:`_BODY_NAME_LIST`, -1 for none: with the compiled kernel
-    in one C pass over them (``word_pairs`` of :data:`BODY_PAIRS`, the same names), else
-    a call of :func:`_body_name` per hint."""
-    kernel = active_kernel()
-    if kernel is not None:
-        found = kernel.word_pairs(
-            hints, read.astype(np.int64, copy=False), _BODY_FIRSTS, _BODY_SECONDS
-        )
-        return np.frombuffer(found, dtype=np.int64)
-    names = (_body_name(hints[i]) for i in read.tolist())
-    return np.fromiter((_BODY_NUMBERS.get(name, -1) for name in names), np.int64, len(read))
-
-
-@lru_cache(maxsize=1 << 16)
-def _names_boilerplate(hint: str) -> bool:
-    """The hint names a boilerplate region, and not the article body (which overrules).
-
-    Class words are read as components: "menu-item" and "sd_sharing" name a menu and a
-    share bar, "update" does not name a date. Cached across pages: a site's pages repeat
-    their class names, so on a crawl most lookups are hits. (With the compiled kernel,
-    :data:`BOILERPLATE_NAMES` finds the words by its word test and calls only
-    :func:`_not_article_body`.)
-    """
-    words = hint.replace("-", " ").replace("_", " ")
-    return BOILERPLATE_HINT.search(words) is not None and _not_article_body(hint)
-
-
-def _not_article_body(hint: str) -> bool:
-    """The hint does not name the article body (:data:`CONTENT_HINT`), which overrules a
-    boilerplate word. Every match holds "body" or "content", tested first."""
-    return not (
-        ("body" in hint or "content" in hint)
-        and CONTENT_HINT.search(hint.replace("-", " ").replace("_", " ")) is not None
-    )
-
-
-def _names_comment(hint: str) -> bool:
-    """The hint names a comment (:data:`COMMENT_HINT`). Every match holds one of the
-    three words tested first, which rule out most hints at the cost of a substring
-    search each (the regular expression costs several times that)."""
-    return ("comment" in hint or "repl" in hint or "disqus" in hint) and (
-        COMMENT_HINT.search(hint.replace("-", " ").replace("_", " ")) is not None
-    )
-
-
-def _names_thread(hint: str) -> bool:
-    """The hint names a comment thread's container (:data:`THREAD_HINT`)."""
-    return ("comment" in hint or "disqus" in hint) and (
-        THREAD_HINT.search(hint.replace("-", " ").replace("_", " ")) is not None
-    )
-
-
-def _names_notes(hint: str) -> bool:
-    """The hint names the article's notes (:data:`NOTES_HINT`); as :func:`_names_comment`,
-    a substring every match holds is tested first."""
-    return ("ref" in hint or "note" in hint or "biblio" in hint) and (
-        NOTES_HINT.search(hint.replace("-", " ").replace("_", " ")) is not None
-    )
-
-
-#: The hint names a boilerplate region (:func:`_names_boilerplate`): the kernel's words
-#: are :data:`BOILERPLATE_HINT`'s own, and a hint holding them is named unless it names
-#: the article body.
-BOILERPLATE_NAMES = HintTest(
-    _names_boilerplate, _BOILERPLATE_PREFIXES, _BOILERPLATE_WHOLE, True, _not_article_body
-)
-#: The hint names a comment (:data:`COMMENT_HINT`; the words are the test).
-COMMENT_NAMES = HintTest(
-    _names_comment, by_ascii_letter(COMMENT_WORDS), by_ascii_letter(COMMENT_WHOLE_WORDS), True
-)
-#: The hint names a comment thread's container (:data:`THREAD_HINT`): every name starts a
-#: word with "comment" or "disqus".
-THREAD_NAMES = HintTest(_names_thread, by_ascii_letter(("comment", "disqus")))
-#: The hint names the article's notes (:data:`NOTES_HINT`; the words are the test).
-NOTES_NAMES = HintTest(_names_notes, by_ascii_letter(()), by_ascii_letter(NOTES_WORDS), True)
-
-
-def hint_flags(
-    nodes: NodeTable, where: np.ndarray | None = None, test: HintTest = BOILERPLATE_NAMES
-) -> np.ndarray:
-    """Boolean per node: its class/id/role/itemprop names a boilerplate region (and not
-    the article body), or what ``test`` tests. Each distinct hint of the page is read
-    once (:attr:`NodeTable.hint_codes`); with ``where`` (a boolean mask), only the hints
-    of the nodes it marks are read, the others are False (the tests of an uncached hint
-    are most of this function's time; with the compiled kernel, most hints are ruled out
-    by their words in one C pass first: :class:`~scrapy_tagratio.cleaning.HintTest`)."""
-    codes, hints, read = _hints_read(nodes, where)
-    flags = test.named(hints, read)[codes]
-    return flags if where is None else flags & where
-
-
-def _hints_read(
-    nodes: NodeTable, where: np.ndarray | None
-) -> tuple[np.ndarray, list[str], np.ndarray]:
-    """The node table's :attr:`~NodeTable.hint_codes` (per node, its hint's number; the
-    hints by number) and the numbers of the hints of the nodes ``where`` marks (all
-    nodes where None), each once."""
-    codes, hints = nodes.hint_codes
-    present = np.zeros(len(hints), dtype=bool)
-    present[codes if where is None else codes[where]] = True
-    return codes, hints, np.flatnonzero(present)
 
 
 #: Names of the features of :func:`block_features`, in column order.
@@ -460,9 +259,9 @@ def main_container(
     list follows the story in it). Items the structure test alone calls comments do not
     count here: on a blog's front page its posts are such items, and their list is the
     content. Nor can a node inside ``comment_forms`` (boolean per node: in a form its
-    template names as the comment form, :func:`comment_forms`): its labels and the
-    comment policy beside the fields are dense text with no links. The body when every
-    candidate is excluded."""
+    template names as the comment form, :func:`~.template_names.comment_forms`): its labels
+    and the comment policy beside the fields are dense text with no links. The body when
+    every candidate is excluded."""
     excluded = structures.comment | structures.teaser
     if comment_forms is not None:
         excluded = excluded | comment_forms
@@ -478,106 +277,6 @@ def main_container(
     return int(np.argmax(candidates)) if not excluded.all() else 0
 
 
-def comment_forms(nodes: NodeTable) -> np.ndarray:
-    """Boolean per node: it is or lies in a ``form`` whose class or id names a comment
-    (:data:`COMMENT_HINT`), as WordPress's ``form#commentform``: the form readers write
-    their comments in, never the article."""
-    forms = nodes.tag_mask(("form",))
-    if forms.any():
-        forms = hint_flags(nodes, forms, COMMENT_NAMES)
-    return nodes.with_descendants(forms) if forms.any() else forms
-
-
-#: A run of letters and digits (a word of a slug: "_" separates words there).
-_SLUG_WORD = re.compile(r"[^\W_]+")
-
-
-def _slug(text: str) -> str:
-    """``text`` as a generator's section id: lower case, every run of other characters
-    than letters and digits one hyphen, none at either end."""
-    return "-".join(_SLUG_WORD.findall(text.lower()))
-
-
-#: The fewest words a section's slug must join for the section to be told by it
-#: (:func:`slugged_furniture`): a template's names join two or three words as often
-#: ("related-posts", "widget-area-sidebar"), a heading's more.
-SLUG_WORDS = 4
-#: A word of a hint that joins :data:`SLUG_WORDS` words or more.
-_LONG_SLUG = re.compile(rf"[^\s_-]*(?:[-_][^\s_-]*){{{SLUG_WORDS - 1}}}")
-
-
-def _words_joined(word: str) -> int:
-    """How many words ``word`` joins by hyphens and underscores."""
-    return word.count("-") + word.count("_") + 1
-
-
-def _may_slug(word: str, heading_chars: int) -> bool:
-    """``word`` may be the slug of a heading of ``heading_chars`` characters: it joins
-    :data:`SLUG_WORDS` words or more, and the heading is as long or longer by up to a half
-    (the punctuation and spaces the slug leaves out or merges)."""
-    return _words_joined(word) >= SLUG_WORDS and len(word) <= heading_chars <= 1.5 * len(word) + 2
-
-
-def heading_slug_hints(document: Document, candidates: np.ndarray) -> list[str | None]:
-    """Per node of ``candidates`` (indices): its hint without its words that are the
-    slug of its first heading's text (:func:`_slug`) and join :data:`SLUG_WORDS` words or
-    more, or None when it holds no such word, as docutils, Sphinx and Pandoc name each section
-    after its heading (``<div class="section" id="sharing-with-a-single-developer">``):
-    such an id says what the section is about, not what the template put there. Only
-    the headings whose length fits a word of the hint (:func:`_may_slug`) are read."""
-    nodes = document.nodes
-    found: list[str | None] = [None] * len(candidates)
-    # The hints with a word that joins enough words, each distinct hint read once (most
-    # pages have none: one search over them all).
-    codes, distinct = nodes.hint_codes
-    read = np.unique(codes[candidates]).tolist()
-    if _LONG_SLUG.search(" ".join(distinct[code] for code in read)) is None:
-        return found
-    long_words = [code for code in read if _LONG_SLUG.search(distinct[code])]
-    wanted = np.zeros(len(distinct), dtype=bool)
-    wanted[long_words] = True
-    joined = np.flatnonzero(wanted[codes[candidates]]).tolist()
-    headings = np.flatnonzero(nodes.tag_mask(HEADING_TAGS) & (nodes.block_chars > 0))
-    if not headings.size:
-        return found
-    chosen = candidates[joined]
-    after = np.minimum(np.searchsorted(headings, chosen, side="right"), len(headings) - 1)
-    first = headings[after]
-    own = (first > chosen) & (first < nodes.end[chosen])
-    lengths = nodes.block_chars[first].tolist()
-    fitting = [
-        i
-        for i in np.flatnonzero(own).tolist()
-        if any(_may_slug(word, lengths[i]) for word in nodes.hint[chosen[i]].split())
-    ]
-    if not fitting:
-        return found
-    texts = document.few_block_texts(first[fitting])
-    for i, text in zip(fitting, texts, strict=True):
-        slug, hint = _slug(text), nodes.hint[chosen[i]].split()
-        rest = [word for word in hint if _slug(word) != slug]
-        if _words_joined(slug) >= SLUG_WORDS and len(rest) < len(hint):
-            found[joined[i]] = " ".join(rest)
-    return found
-
-
-def slugged_furniture(document: Document, named: np.ndarray, main_path: np.ndarray) -> np.ndarray:
-    """Boolean per node: of those ``named`` as page furniture by their hints, those named
-    so only through the slug of their section's heading (:func:`heading_slug_hints`), on
-    a page whose main container is or lies in a section named after its heading too
-    (``main_path``: the container and its ancestors): the generator's convention, looked
-    for first (a few nodes)."""
-    slugged = np.zeros(len(document.nodes), dtype=bool)
-    if all(rest is None for rest in heading_slug_hints(document, np.flatnonzero(main_path))):
-        return slugged
-    candidates = np.flatnonzero(named)
-    for node, rest in zip(
-        candidates.tolist(), heading_slug_hints(document, candidates), strict=True
-    ):
-        slugged[node] = rest is not None and not BOILERPLATE_NAMES.names(rest)
-    return slugged
-
-
 def prose_like(length: np.ndarray, link_share: np.ndarray) -> np.ndarray:
     """Per text block (its length and link share): it reads as article prose, at least
     :data:`PROSE_BLOCK_CHARS` characters with under :data:`PROSE_LINK_SHARE` of them in
@@ -587,12 +286,12 @@ def prose_like(length: np.ndarray, link_share: np.ndarray) -> np.ndarray:
 
 def named_comments(nodes: NodeTable, structures: Structures) -> np.ndarray:
     """Boolean per node: a repeated item whose class or id names a comment
-    (:data:`COMMENT_HINT`), or a repeated item of a *named thread*: an element (not an
-    item, nor the page's ``html`` or ``body``, whose classes describe the page) whose
-    class or id names comments (:data:`THREAD_HINT`), which holds no ``h1``, at least half
-    of its text in repeated items and under :data:`ARTICLE_PROSE_CHARS` of prose outside
-    them, as ``<div id="comments">`` around a list of unnamed ``<dt>`` authors and
-    ``<dd>`` bodies."""
+    (:data:`~.template_names.COMMENT_HINT`), or a repeated item of a *named thread*: an
+    element (not an item, nor the page's ``html`` or ``body``, whose classes describe the
+    page) whose class or id names comments (:data:`~.template_names.THREAD_HINT`), which
+    holds no ``h1``, at least half of its text in repeated items and under
+    :data:`ARTICLE_PROSE_CHARS` of prose outside them, as ``<div id="comments">`` around a
+    list of unnamed ``<dt>`` authors and ``<dd>`` bodies."""
     items = structures.repeated
     named = hint_flags(nodes, items, COMMENT_NAMES)
     where = nodes.with_ancestors(items) & ~items & ~nodes.tag_mask(("html", "body"))
@@ -655,24 +354,13 @@ def headline_block(document: Document, blocks: np.ndarray, before: int) -> int:
     return -1
 
 
-def body_names(nodes: NodeTable, where: np.ndarray) -> np.ndarray:
-    """Per node that ``where`` marks, the number of the body name its hint holds
-    (:func:`_body_name`, an index into :data:`_BODY_NAME_LIST`), -1 for none and for the
-    other nodes: each distinct hint of the nodes marked read once (:func:`_body_numbers`,
-    in one C pass with the compiled kernel)."""
-    codes, hints, read = _hints_read(nodes, where)
-    numbers = np.full(len(hints), -1, dtype=np.int8)  # _BODY_NAME_LIST: under 128 names
-    numbers[read] = _body_numbers(hints, read)
-    return np.where(where, numbers[codes], np.int8(-1))
-
-
 def body_wrappers(nodes: NodeTable, body: np.ndarray, prose: np.ndarray) -> np.ndarray:
     """Boolean per node: it is or wraps an element named as the article's body (``body``:
-    per node, its body name's number, -1 for none: :func:`body_names`) that holds article
-    prose (``prose``: per node, the characters of article prose its own block holds), as
-    Blogger's ``date-outer`` and ``widget Blog`` wrap its ``post-body``, or a theme's post
-    element with ``author-x`` classes its ``entry-content``. A boilerplate word in such an
-    element's name describes what else it holds (a date, a widget), not the body:
+    per node, its body name's number, -1 for none: :func:`~.template_names.body_names`) that
+    holds article prose (``prose``: per node, the characters of article prose its own block
+    holds), as Blogger's ``date-outer`` and ``widget Blog`` wrap its ``post-body``, or a
+    theme's post element with ``author-x`` classes its ``entry-content``. A boilerplate word
+    in such an element's name describes what else it holds (a date, a widget), not the body:
     :func:`block_features` does not read it. The bodies: those holding a third of the
     largest body's prose or more (a widget's excerpts of other posts, each under the same
     body name, are shorter than the article), and the bodies with prose inside those (an
@@ -690,15 +378,15 @@ def body_wrappers(nodes: NodeTable, body: np.ndarray, prose: np.ndarray) -> np.n
 
 def body_spans(nodes: NodeTable, blocks: np.ndarray, body: np.ndarray) -> np.ndarray:
     """The elements whose hint names the article's body (``body``: per node, the number
-    of its body name, -1 for none: :func:`body_names`), as spans of ``blocks`` (a page's
-    text blocks in document order): one row ``(name, first, stop)`` per element that holds
-    a block and lies in no earlier element of its name, ``name`` its body name's number
-    (numbered in order of first use), its blocks ``blocks[first:stop]``. Linear in the
-    page (no pass per name: a page may hold thousands of names)."""
+    of its body name, -1 for none: :func:`~.template_names.body_names`), as spans of
+    ``blocks`` (a page's text blocks in document order): one row ``(name, first, stop)`` per
+    element that holds a block and lies in no earlier element of its name, ``name`` its body
+    name's number (numbered in order of first use), its blocks ``blocks[first:stop]``.
+    Linear in the page (no pass per name: a page may hold thousands of names)."""
     elements = np.flatnonzero(body >= 0)
     if not elements.size:  # nearly half the pages name no body: none of the passes below
         return np.empty((0, 3), dtype=np.int64)
-    in_order, _ = name_codes([_BODY_NAME_LIST[k] for k in body[elements].tolist()])
+    in_order, _ = name_codes([BODY_NAME_LIST[k] for k in body[elements].tolist()])
     names = in_order.astype(np.int64)
     order = np.lexsort((elements, names))  # by name, then in document order
     elements, names = elements[order], names[order]
