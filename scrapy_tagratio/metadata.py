@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -37,6 +36,7 @@ import numpy as np
 from .dates import MONTH_NAMES, Parsed, find_date, parse_date, plausible
 from .language import CONFIDENT, bcp47, detect_language, same_language
 from .reader import PageEvents
+from .source import reader_text
 from .urls import host_of
 
 __all__ = ["SOURCES", "Metadata", "MetadataSource", "read_metadata"]
@@ -206,12 +206,12 @@ _INVISIBLE = re.compile("[\u00ad\u200b-\u200d\u2060\ufeff]")
 def clean(text: str) -> str:
     """Text of a page's value as read: HTML entities that were escaped twice (``&amp;ouml;``
     in a ``content`` attribute) decoded, soft hyphens and zero-width characters dropped,
-    in Unicode normalization form C (as the text outputs, :func:`~.source.reader_text`),
+    in Unicode normalization form C as the text outputs are (:func:`~.source.reader_text`),
     white space collapsed."""
     if "&" in text:
         text = unescape(text)
     if not text.isascii():  # the invisible characters are not ASCII
-        text = unicodedata.normalize("NFC", _INVISIBLE.sub("", text))
+        text = reader_text(_INVISIBLE.sub("", text))
     return " ".join(text.split())
 
 
