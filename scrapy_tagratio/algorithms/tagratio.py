@@ -90,7 +90,7 @@ the comments too (``entry-content`` on the post and on each comment) end after t
 
 **Links to other pages after the article** are dropped by a rule: a block of a teaser list
 (:mod:`..structure`: items leading to distinct pages through their headlines) that lies
-after the main container and outside it, and whose text is all but entirely link text
+after the main container's end, and whose text is all but entirely link text
 (:data:`LINKED_SHARE`: a headline and nothing of its own, such as "most read", "more
 from", a rail of numbered stories). The development sets' gold leaves out almost all of
 these (by words, 97% of the labelled ones on every set), yet a model fitted without the
@@ -458,18 +458,16 @@ class BlockRules:
 
 _TEASER = FEATURES.index("in_teaser_list")
 _AFTER_MAIN = FEATURES.index("after_main")
-_INSIDE_MAIN = FEATURES.index("inside_main")
 _LINK_SHARE = FEATURES.index("link_share")
 
 
 def _links_after_article(features: np.ndarray) -> np.ndarray:
-    """Per block, whether it is a teaser's link after the article, outside the main
-    container, with at least :data:`LINKED_SHARE` of link text (the rule of the module's
+    """Per block, whether it is a teaser's link after the main container's end (so outside
+    it), with at least :data:`LINKED_SHARE` of link text (the rule of the module's
     description)."""
     return (
         (features[:, _TEASER] > 0)
         & (features[:, _AFTER_MAIN] > 0)
-        & (features[:, _INSIDE_MAIN] == 0)
         & (features[:, _LINK_SHARE] >= LINKED_SHARE)
     )
 
