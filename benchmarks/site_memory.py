@@ -180,16 +180,20 @@ def run_set(dataset: str, algorithm: str, model: str | None = None) -> dict[Gold
             blocks, prints = page_fingerprints(document)
             texts = {}
             for constants, memory in memories.items():
-                # As extract() does: a URL seen before (fundus-dev has one page captured
-                # twice) is neither discounted nor recorded again.
-                if memory.is_revisit(site, url):
-                    texts[constants] = labelling.text
-                    continue
+                # As extract() does: a URL seen before (fundus-dev has one article captured
+                # twice) is read with that sighting left out, and recorded again only if its
+                # content is new.
+                content = labelling.content_nodes
+                revisit = memory.is_revisit(site, url)
+                record = not (
+                    revisit and memory.content_seen(site, document, blocks, prints, content=content)
+                )
                 template = memory.template_blocks(
-                    site, document, blocks, prints, content=labelling.content_nodes
+                    site, document, blocks, prints, content=content, recorded=revisit
                 )
                 texts[constants] = discount_template(document, labelling, template)[0].text
-                memory.record(site, prints, url)
+                if record:
+                    memory.record(site, prints, url)
             for gold, bodies in golds.items():
                 results[gold].append(
                     PageResult(

@@ -13,10 +13,13 @@ Counters only, no pickled blobs, under the key prefix ``P`` (TAGRATIO_SITE_MEMOR
 * ``P:sites``: a sorted set of the sites by last use (least recently used goes first).
 
 One page costs three round trips: whether its URL was recorded (``SISMEMBER``), the counts
-of its fingerprints (``HMGET``) and their increments (one pipeline of ``HINCRBY``).
+of its fingerprints (``HMGET``) and their increments (one pipeline of ``HINCRBY``); a page
+whose URL was recorded reads the counts once more, to tell whether its content was seen
+(:meth:`SiteMemory.captured_before`).
 The keys outlive the crawl (like scrapy-redis's with ``SCHEDULER_PERSIST``): a new run
-under the same prefix starts with what the last one learnt, and reads the URLs that run
-recorded as pages captured again (not discounted); a fresh prefix per run avoids that.
+under the same prefix starts with what the last one learnt, and reads the pages that run
+recorded as pages captured again (their own sighting left out, not counted twice); a
+fresh prefix per run starts from nothing.
 
 The bounds are those of the local memory: above
 ``max_entries`` fingerprints a site keeps its blocks seen on several pages first (then the

@@ -24,7 +24,9 @@ chose (any DOM algorithm: the default, CETD's variants, TextSweeper).
   is a copy of a page seen before (the same article under another URL), not template:
   nothing is removed from it. (The content decides, not the page's long blocks: on a site
   of short paragraphs the only long blocks may be template, and the page no copy.) A URL
-  recorded before is a page captured again: it is neither discounted nor counted twice.
+  recorded before is read with that sighting left out, so a page captured again comes out
+  as the first time; it is not counted twice, unless its content is new (another document
+  under that URL: a feed entry's description recorded before its article).
 * **Constants**: the defaults of ``min_pages``, ``long_block_chars`` and
   ``max_seen_share`` are read from ``models/site_memory.json``, which ``python -m
   benchmarks.site_memory --fit`` writes after choosing them on pages of the same sites
@@ -379,19 +381,46 @@ class SiteMemory:
         counts = self.counts(site, fingerprints)
         if recorded:
             counts = np.maximum(counts - 1, 0)
+        if self._is_copy(document, blocks, counts, content):
+            return blocks[:0]
+        long = document.nodes.block_chars[blocks] >= self.long_block_chars
+        return blocks[counts >= self.min_pages + long]
+
+    def _is_copy(
+        self,
+        document: Document,
+        blocks: np.ndarray,
+        counts: np.ndarray,
+        content: np.ndarray | None,
+    ) -> bool:
+        """Whether more than ``max_seen_share`` of the characters of the blocks of
+        ``content`` (without a node mask, of the long blocks) were seen before
+        (``counts``, per block of ``blocks``)."""
         nodes = document.nodes
         chars = nodes.block_chars[blocks]
-        long = chars >= self.long_block_chars
         if content is not None and len(nodes):
             in_content = np.zeros(len(nodes), dtype=bool)
             in_content[nodes.block[content]] = True
             guarded = in_content[blocks]
         else:
-            guarded = long
+            guarded = chars >= self.long_block_chars
         total = chars[guarded].sum()
-        if total and chars[guarded & (counts > 0)].sum() > self.max_seen_share * total:
-            return blocks[:0]
-        return blocks[counts >= self.min_pages + long]
+        return bool(total) and chars[guarded & (counts > 0)].sum() > self.max_seen_share * total
+
+    def content_seen(
+        self,
+        site: str,
+        document: Document,
+        blocks: np.ndarray,
+        fingerprints: np.ndarray,
+        *,
+        content: np.ndarray | None = None,
+    ) -> bool:
+        """Whether the content of this page (from :func:`page_fingerprints`; ``content``
+        as in :meth:`template_blocks`) was seen before, as the copy test of
+        :meth:`template_blocks` reads it: for a page whose URL was recorded
+        (:meth:`is_revisit`), whether it is the document recorded then."""
+        return self._is_copy(document, blocks, self.counts(site, fingerprints), content)
 
     def known_headlines(self, site: str, fingerprints: np.ndarray) -> np.ndarray:
         """Whether each fingerprint (:func:`headline_fingerprint`) is a headline of an

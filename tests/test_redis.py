@@ -500,7 +500,9 @@ def test_two_processes_learn_a_sites_template_from_each_other_through_redis(
     """A first crawler process reads four articles of a site; a second process, started
     afterwards on the site's fifth article only, leaves out the newsletter box seen on the
     first process's pages with TAGRATIO_SITE_MEMORY_BACKEND = "redis", and keeps it with
-    the local memory (its first page of the site)."""
+    the local memory (its first page of the site). A third run under the same key prefix
+    fetches the first four again: pages captured again, read with their own sighting left
+    out (the box goes from all four, the first included) and not counted twice."""
     from test_site_memory import BRIEFING, article, has_its_article
 
     site = local_site()
@@ -527,4 +529,10 @@ def test_two_processes_learn_a_sites_template_from_each_other_through_redis(
     assert BRIEFING not in learnt["main_text"]
     assert learnt["tagratio"]["template_chars"] > 0
     assert BRIEFING in alone["main_text"]
+    assert int(db.hget("paths:tagratio_memory:site:127.0.0.1", "#pages")) == 5
+    again = run_crawls([CrawlSpec("again", spider, redis_memory, first)])["again"]
+    assert again.error is None and len(again.items) == 4
+    assert all(map(has_its_article, again.items))
+    assert not any(BRIEFING in item["main_text"] for item in again.items)
+    assert BRIEFING in min(results["first"].items, key=lambda item: item["url"])["main_text"]
     assert int(db.hget("paths:tagratio_memory:site:127.0.0.1", "#pages")) == 5
