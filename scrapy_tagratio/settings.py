@@ -1,5 +1,7 @@
 """The ``TAGRATIO_*`` Scrapy settings: read once, validated, frozen.
 
+A setting whose default is None takes back that default from the string "None", the
+command line's only way to give it (``scrapy crawl -s TAGRATIO_METADATA_FIELD=None``).
 Every component (downloader middleware, spider middleware, pipeline) builds a
 :class:`TagRatioSettings` in ``from_crawler``; a bad value stops the crawl at start-up with
 a :class:`SettingsError` that names the setting and the values it allows. Spiders override
@@ -226,6 +228,18 @@ def _limit(name: str, value: Any, *, integer: bool) -> float | None:
         return None
     number = _number(name, value, integer=integer)
     return number or None
+
+
+#: How ``None`` reads on Scrapy's command line (``-s TAGRATIO_METADATA_FIELD=None``).
+_NONE_SPELLINGS = frozenset({"None", "none"})
+
+
+def _none_spelled(name: str, value: Any) -> Any:
+    """``None`` for the string "None" given to a setting whose default is None (the
+    command line has no other way to give it back its default), else ``value``."""
+    if DEFAULTS[name] is None and isinstance(value, str) and value.strip() in _NONE_SPELLINGS:
+        return None
+    return value
 
 
 def _field(name: str, value: Any, *, optional: bool = False) -> str:
@@ -474,6 +488,7 @@ class TagRatioSettings:
 
     @classmethod
     def _validate(cls, raw: dict[str, Any]) -> TagRatioSettings:
+        raw = {name: _none_spelled(name, value) for name, value in raw.items()}
         algorithm_name = _choice(
             "TAGRATIO_ALGORITHM", raw["TAGRATIO_ALGORITHM"], tuple(sorted(ALGORITHMS))
         )

@@ -63,6 +63,26 @@ def test_command_line_strings_are_parsed() -> None:
     assert s.options.time_budget == 0.25 and s.options.keep_blocks is True
 
 
+def test_none_on_the_command_line_is_the_default() -> None:
+    """``scrapy crawl -s NAME=None`` gives the string "None": for a setting whose default
+    is None it is that default, not a field named "None" nor a bad number."""
+    cmdline = Settings()
+    for name in (
+        "TAGRATIO_METADATA_FIELD",
+        "TAGRATIO_MIN_NET_TEXT_LENGTH",
+        "TAGRATIO_OVERVIEW_THRESHOLD",
+        "TAGRATIO_OVERVIEW_UNCERTAIN_THRESHOLD",
+        "TAGRATIO_SITE_MEMORY_MIN_PAGES",
+    ):
+        cmdline.set(name, "None", priority="cmdline")
+    s = TagRatioSettings.from_settings(cmdline)
+    default = settings_of()
+    assert s.metadata_field is None and s.item_fields == default.item_fields
+    assert s.detector == default.detector
+    assert s.site_memory_options == default.site_memory_options
+    assert settings_of(TAGRATIO_TEXT_FIELD="None").text_field == "None"  # default not None
+
+
 ALL_ALGORITHMS = ", ".join(repr(name) for name in sorted(ALGORITHMS))
 
 
