@@ -239,6 +239,7 @@ def load_blocks(limit: int | None, cache: Path | None) -> list[PageBlocks]:
     fields = tuple(field.name for field in dataclasses.fields(PageBlocks))
     key = (
         _source_fingerprint(), _gold_fingerprint(), FEATURES, limit, LABEL_SETS, GOLD_SHARE, fields,
+        hashlib.sha1(Path(__file__).read_bytes()).hexdigest(),
     )  # fmt: skip
     tag = hashlib.sha1(repr(key).encode()).hexdigest()[:12]
     path = cache / f"tagratio-blocks-{tag}.pkl" if cache else None
@@ -570,6 +571,7 @@ def _fingerprint(pages: Sequence[PageBlocks]) -> str:
         digest.update(page.site.encode())
         digest.update(page.features.tobytes())
         digest.update(page.labels.tobytes())
+        digest.update(page.weights.tobytes())
         digest.update(page.rules.lead.tobytes())
         digest.update(page.rules.discussion.tobytes())
         digest.update(page.rules.links_after.tobytes())
