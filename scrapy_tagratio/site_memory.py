@@ -376,8 +376,9 @@ class SiteMemory:
         the page is a copy of one seen before: more than ``max_seen_share`` of the
         characters of the blocks of ``content`` (the algorithm's node mask; without one,
         of its long blocks) were seen before. Call it before :meth:`record` of the page, or
-        with ``recorded`` for a page recorded already (a page held at the cold start and
-        read again): its own sighting, one per distinct fingerprint, is left out."""
+        with ``recorded`` for a page recorded already (held at the cold start and read
+        again, or fetched again: its URL was recorded): its own sighting, one per distinct
+        fingerprint, is left out."""
         counts = self.counts(site, fingerprints)
         if recorded:
             counts = np.maximum(counts - 1, 0)
