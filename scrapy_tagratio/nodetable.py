@@ -95,6 +95,15 @@ class NodeTable:
         return np.bincount(self.block, weights=self.own_link_chars, minlength=len(self))
 
     @cached_property
+    def text_blocks(self) -> np.ndarray:
+        """The blocks that own text (:attr:`block_chars` above 0), node indices in document
+        order: the units the default algorithm scores and the overview detector measures,
+        found once per page."""
+        blocks = np.flatnonzero(self.block_chars > 0)
+        blocks.setflags(write=False)
+        return blocks
+
+    @cached_property
     def tag_codes(self) -> tuple[np.ndarray, dict[str, int]]:
         """Per node, a small integer naming its tag, and the map from tag name to code:
         one pass over the names serves every tag mask of the page (the default algorithm,

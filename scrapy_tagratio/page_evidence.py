@@ -408,7 +408,7 @@ class _PageArrays:
 
     @classmethod
     def of(cls, nodes: NodeTable, scale: float) -> _PageArrays:
-        blocks = (nodes.block_chars > 0).nonzero()[0]
+        blocks = nodes.text_blocks
         link_chars = nodes.block_link_chars[blocks]
         text = (nodes.block_chars[blocks] - link_chars) * scale
         # One look-up per node names the tags read here: 1 a link, 2 a heading, 3 an h1.
@@ -537,17 +537,14 @@ def _lists(
     such items without a headline-long link (what teasers need); a menu's items are
     shorter, a page's sections longer. The items on the path to the page's own headline
     (``own_headline``) are no list items."""
-    number = found.group[items]
-    size = np.bincount(number).astype(np.float64)
+    size = found.sizes
     if not size.size or np.maximum.reduce(size) < LIST_ITEMS:
         return 0, np.zeros(len(nodes), dtype=bool)
+    number = found.group[items]
     linked = page.holds_link(items)
     with_link = np.bincount(number, weights=linked, minlength=size.size)
     chars = np.bincount(number, weights=nodes.chars[items], minlength=size.size) * page.scale
-    is_list = (size >= LIST_ITEMS) & (with_link >= 0.8 * size)
-    commented = found.comment_items[items]
-    if np.count_nonzero(commented):
-        is_list &= np.bincount(number, weights=commented, minlength=size.size) == 0
+    is_list = (size >= LIST_ITEMS) & (with_link >= 0.8 * size) & ~found.comment_groups
     is_list &= (chars >= LIST_ITEM_CHARS * size) & (chars <= LIST_ITEM_MAX_CHARS * size)
     if not np.count_nonzero(is_list):
         return 0, np.zeros(len(nodes), dtype=bool)

@@ -101,7 +101,9 @@ class Structures:
     ``group`` is each item's group number (-1 for nodes that are no item; items of one
     group are siblings of the same shape); ``comment_items``/``teaser_items`` flag the items
     of comment threads and teaser lists, and ``comment``/``teaser`` every node inside one
-    (the items included).
+    (the items included). Per group number: ``sizes``, its items (as floats), and
+    ``comment_groups``, whether it is a comment thread (what the overview detector's lists
+    read, kept rather than counted again from the items).
     """
 
     group: np.ndarray  # int64
@@ -109,11 +111,16 @@ class Structures:
     teaser_items: np.ndarray
     comment: np.ndarray
     teaser: np.ndarray
+    sizes: np.ndarray  # float64, per group number
+    comment_groups: np.ndarray  # bool, per group number
 
     def __post_init__(self) -> None:
         # One page's structures are shared by all who read them (find_structures keeps
         # them): nobody may write into them.
-        for array in (self.group, self.comment_items, self.teaser_items, self.comment, self.teaser):
+        for array in (
+            self.group, self.comment_items, self.teaser_items, self.comment, self.teaser,
+            self.sizes, self.comment_groups,
+        ):  # fmt: skip
             array.setflags(write=False)
 
     @property
@@ -148,6 +155,8 @@ class Structures:
             teaser_items=teaser_items,
             comment=nodes.with_descendants(comment_items),
             teaser=nodes.with_descendants(teaser_items),
+            sizes=self.sizes,
+            comment_groups=self.comment_groups & ~in_layout,
         )
 
 
@@ -286,7 +295,10 @@ def _find_structures(document: Document, min_repeats: int) -> Structures:
     items = np.flatnonzero(group >= 0)
     none = np.zeros(n, dtype=bool)
     if not items.size:
-        return Structures(group, none, none.copy(), none.copy(), none.copy())
+        no_groups = np.zeros(0)
+        return Structures(
+            group, none, none.copy(), none.copy(), none.copy(), no_groups, no_groups.astype(bool)
+        )
 
     looks_comment, headline_of = _item_tests(nodes, items)
     # An item looks like a teaser when its headline is large enough (or in a heading) and
@@ -328,4 +340,6 @@ def _find_structures(document: Document, min_repeats: int) -> Structures:
         teaser_items=teaser_items,
         comment=nodes.with_descendants(comment_items),
         teaser=nodes.with_descendants(teaser_items),
+        sizes=size,
+        comment_groups=comment_group,
     )

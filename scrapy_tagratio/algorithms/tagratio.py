@@ -497,7 +497,7 @@ def block_features(
     owner = nodes.block
     length = nodes.block_chars
     link_length = nodes.block_link_chars
-    blocks = np.flatnonzero(length > 0)
+    blocks = nodes.text_blocks
     parents = np.maximum(nodes.parent[blocks], 0)
     log_density = np.log1p(np.maximum(density[blocks], 0.0))
     log_length = np.log1p(length[blocks])
