@@ -450,7 +450,10 @@ def teaser_evidence(
     ``<h1>`` when the ``<title>`` repeats it) is the page's story, no teaser and no list
     item. Per-item tests run on the items' indices and per-block tests on the blocks'
     (``page``); the teasers' and comments' nodes are those find_structures marked, the
-    lists' are their items' subtrees.
+    lists' are their items' subtrees. The main content is read per layout block, by the
+    block's own flag in ``labelling.content_nodes``: a DOM method's mask keeps or leaves
+    whole blocks (:func:`~scrapy_tagratio.algorithms.base.dom_labelling`), so a long
+    paragraph is in it or not, and its characters are the labelling's ``content_chars``.
     """
     nodes = document.nodes
     scale = page.scale
@@ -475,14 +478,12 @@ def teaser_evidence(
     content = labelling.content_nodes
     if content is None:  # an algorithm without a node mask: the whole page
         content = np.ones(len(nodes), dtype=bool)
-    content_chars = float(np.dot(own_chars, content))
+        content_chars = total
+    else:  # the labelling's own count of the mask's characters
+        content_chars = float(labelling.content_chars)
     list_items, listed = _lists(nodes, found, page, items, own_headline)
-    # Per block with text: the content's unlinked text in it, and whether it lies outside
-    # every teaser, list and comment.
+    # Per block with text: whether it lies outside every teaser, list and comment.
     blocks = page.blocks
-    main_text = np.bincount(
-        nodes.block, weights=(own_chars - nodes.own_link_chars) * content, minlength=len(nodes)
-    )[blocks]
     comment_items = int(np.count_nonzero(found.comment_items[items]))
     has_comments = comment_items > 0  # most pages have none: their figures are 0
     inside = (teaser | listed)[blocks]
@@ -501,7 +502,7 @@ def teaser_evidence(
         main_teaser_share=float(np.dot(own_chars, content & teaser)) / content_chars
         if content_chars
         else 0.0,
-        main_prose=int(np.count_nonzero((main_text * scale >= LONG_PARAGRAPH) & outside)),
+        main_prose=int(np.count_nonzero(long_text & content[blocks])),
         free_prose=float(np.add.reduce(page.text[long_text])),
         list_items=list_items,
         list_share=float(np.dot(own_chars, listed)) / total if total else 0.0,

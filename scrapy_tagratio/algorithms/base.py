@@ -42,7 +42,7 @@ class Labelling:
     content_chars: int
     link_chars: int
     total_chars: int
-    content_nodes: np.ndarray | None = None  # DOM methods: boolean mask over the node table
+    content_nodes: np.ndarray | None = None  # DOM methods: node mask, whole layout blocks
 
 
 @dataclass(frozen=True)
