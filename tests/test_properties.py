@@ -190,6 +190,7 @@ def check_properties(algorithm: str, html: str | bytes) -> None:
         ), "same input, other scores"
     else:
         assert first.block_scores is second.block_scores is None
+    check_whole_blocks(algorithm, html)
     words = first.text.split()
     reference = page_words(algorithm, html)
     broken = first_out_of_order_word(words, reference)
@@ -197,6 +198,20 @@ def check_properties(algorithm: str, html: str | bytes) -> None:
         f"word {broken} {words[broken]!r} of the text is not in order in the page's text; "
         f"text words {words[max(0, broken - 3) : broken + 3]!r}"
     )
+
+
+def check_whole_blocks(algorithm: str, html: str | bytes) -> None:
+    """A DOM method keeps or leaves whole layout blocks, and its content characters are
+    those of its node mask: the overview detector reads the main content per block and
+    takes its size from the labelling (``page_evidence.teaser_evidence``)."""
+    if is_source_based(algorithm):
+        return
+    document = Document.from_input(html)
+    labelling = get_algorithm(algorithm)().run(document)
+    content, nodes = labelling.content_nodes, document.nodes
+    assert content is not None
+    assert np.array_equal(content, content[nodes.block]), "a block split by the content mask"
+    assert labelling.content_chars == int(nodes.own_chars[content].sum())
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHM_NAMES)
