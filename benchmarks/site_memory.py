@@ -180,16 +180,9 @@ def run_set(dataset: str, algorithm: str, model: str | None = None) -> dict[Gold
             blocks, prints = page_fingerprints(document)
             texts = {}
             for constants, memory in memories.items():
-                # As extract() does: a URL seen before (fundus-dev has one article captured
-                # twice) is read with that sighting left out, and recorded again only if its
-                # content is new.
-                content = labelling.content_nodes
-                revisit = memory.is_revisit(site, url)
-                record = not (
-                    revisit and memory.content_seen(site, document, blocks, prints, content=content)
-                )
-                template = memory.template_blocks(
-                    site, document, blocks, prints, content=content, recorded=revisit
+                # As extract() does (fundus-dev has one article captured twice).
+                template, record = memory.read_page(
+                    site, url, document, blocks, prints, content=labelling.content_nodes
                 )
                 texts[constants] = discount_template(document, labelling, template)[0].text
                 if record:

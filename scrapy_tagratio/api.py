@@ -104,18 +104,11 @@ def extract(
     template_chars = 0
     site = site_memory.site_of(url) if site_memory is not None else None
     if site_memory is not None and site is not None and url is not None:
-        # A page held at the cold start or whose URL was recorded is read with that
-        # sighting left out. It is recorded unless held or captured again: a recorded URL
-        # whose content is new held another document (a feed entry's description).
+        # A page held at the cold start or fetched again is read with its recorded
+        # sighting left out, and not recorded twice (SiteMemory.read_page).
         blocks, fingerprints = page_fingerprints(document)
-        chosen = labelling.content_nodes
-        revisit = held or site_memory.is_revisit(site, url)
-        record_page = not held and (
-            not revisit
-            or not site_memory.content_seen(site, document, blocks, fingerprints, content=chosen)
-        )
-        template = site_memory.template_blocks(
-            site, document, blocks, fingerprints, content=chosen, recorded=revisit
+        template, record_page = site_memory.read_page(
+            site, url, document, blocks, fingerprints, content=labelling.content_nodes, held=held
         )
         if (overview or _DEFAULT_DETECTOR).site_evidence:
             verdict = headline_evidence(site_memory, site, document, verdict, template)

@@ -13,9 +13,7 @@ Counters only, no pickled blobs, under the key prefix ``P`` (TAGRATIO_SITE_MEMOR
 * ``P:sites``: a sorted set of the sites by last use (least recently used goes first).
 
 One page costs three round trips: whether its URL was recorded (``SISMEMBER``), the counts
-of its fingerprints (``HMGET``) and their increments (one pipeline of ``HINCRBY``); a page
-whose URL was recorded reads the counts once more, to tell whether its content was seen
-(:meth:`SiteMemory.captured_before`).
+of its fingerprints (``HMGET``) and their increments (one pipeline of ``HINCRBY``).
 The keys outlive the crawl (like scrapy-redis's with ``SCHEDULER_PERSIST``): a new run
 under the same prefix starts with what the last one learnt, and reads the pages that run
 recorded as pages captured again (their own sighting left out, not counted twice); a

@@ -380,6 +380,44 @@ class SiteMemory:
         again, or fetched again: its URL was recorded): its own sighting, one per distinct
         fingerprint, is left out."""
         counts = self.counts(site, fingerprints)
+        return self._template(document, blocks, counts, content, recorded=recorded)
+
+    def read_page(
+        self,
+        site: str,
+        url: str,
+        document: Document,
+        blocks: np.ndarray,
+        fingerprints: np.ndarray,
+        *,
+        content: np.ndarray | None = None,
+        held: bool = False,
+    ) -> tuple[np.ndarray, bool]:
+        """A page of ``site`` about to be read (from :func:`page_fingerprints`;
+        ``content`` as in :meth:`template_blocks`): its template blocks, and whether to
+        :meth:`record` it afterwards.
+
+        A page held at the cold start (``held``) or whose URL was recorded
+        (:meth:`is_revisit`) is read with that sighting left out. It is recorded unless
+        held or its content was seen (the copy test): a page captured again is not counted
+        twice, while another document recorded under its URL first (a feed entry's
+        description) does not keep the page itself out of the memory."""
+        revisit = held or self.is_revisit(site, url)
+        counts = self.counts(site, fingerprints)
+        captured_again = revisit and self._is_copy(document, blocks, counts, content)
+        template = self._template(document, blocks, counts, content, recorded=revisit)
+        return template, not (held or captured_again)
+
+    def _template(
+        self,
+        document: Document,
+        blocks: np.ndarray,
+        counts: np.ndarray,
+        content: np.ndarray | None,
+        *,
+        recorded: bool,
+    ) -> np.ndarray:
+        """:meth:`template_blocks` from the blocks' ``counts``."""
         if recorded:
             counts = np.maximum(counts - 1, 0)
         if self._is_copy(document, blocks, counts, content):
@@ -407,21 +445,6 @@ class SiteMemory:
             guarded = chars >= self.long_block_chars
         total = chars[guarded].sum()
         return bool(total) and chars[guarded & (counts > 0)].sum() > self.max_seen_share * total
-
-    def content_seen(
-        self,
-        site: str,
-        document: Document,
-        blocks: np.ndarray,
-        fingerprints: np.ndarray,
-        *,
-        content: np.ndarray | None = None,
-    ) -> bool:
-        """Whether the content of this page (from :func:`page_fingerprints`; ``content``
-        as in :meth:`template_blocks`) was seen before, as the copy test of
-        :meth:`template_blocks` reads it: for a page whose URL was recorded
-        (:meth:`is_revisit`), whether it is the document recorded then."""
-        return self._is_copy(document, blocks, self.counts(site, fingerprints), content)
 
     def known_headlines(self, site: str, fingerprints: np.ndarray) -> np.ndarray:
         """Whether each fingerprint (:func:`headline_fingerprint`) is a headline of an
