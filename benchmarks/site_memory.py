@@ -181,7 +181,7 @@ def run_set(dataset: str, algorithm: str, model: str | None = None) -> dict[Gold
             texts = {}
             for constants, memory in memories.items():
                 # As extract() does (fundus-dev has one article captured twice).
-                template, record = memory.read_page(
+                template, record = memory.template_for_page(
                     site, url, document, blocks, prints, content=labelling.content_nodes
                 )
                 texts[constants] = discount_template(document, labelling, template)[0].text

@@ -105,9 +105,9 @@ def extract(
     site = site_memory.site_of(url) if site_memory is not None else None
     if site_memory is not None and site is not None and url is not None:
         # A page held at the cold start or fetched again is read with its recorded
-        # sighting left out, and not recorded twice (SiteMemory.read_page).
+        # sighting left out, and not recorded twice (SiteMemory.template_for_page).
         blocks, fingerprints = page_fingerprints(document)
-        template, record_page = site_memory.read_page(
+        template, record_page = site_memory.template_for_page(
             site, url, document, blocks, fingerprints, content=labelling.content_nodes, held=held
         )
         if (overview or _DEFAULT_DETECTOR).site_evidence:

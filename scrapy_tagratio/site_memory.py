@@ -369,20 +369,18 @@ class SiteMemory:
         fingerprints: np.ndarray,
         *,
         content: np.ndarray | None = None,
-        recorded: bool = False,
     ) -> np.ndarray:
         """The blocks of a page of ``site`` (from :func:`page_fingerprints`) that are template:
         seen on ``min_pages`` other pages of the site, long blocks on one more; none when
         the page is a copy of one seen before: more than ``max_seen_share`` of the
         characters of the blocks of ``content`` (the algorithm's node mask; without one,
-        of its long blocks) were seen before. Call it before :meth:`record` of the page, or
-        with ``recorded`` for a page recorded already (held at the cold start and read
-        again, or fetched again: its URL was recorded): its own sighting, one per distinct
-        fingerprint, is left out."""
+        of its long blocks) were seen before. For a page not recorded yet (call it before
+        :meth:`record`); a crawl's pages, which may be held or fetched again, go through
+        :meth:`template_for_page`."""
         counts = self.counts(site, fingerprints)
-        return self._template(document, blocks, counts, content, recorded=recorded)
+        return self._template(document, blocks, counts, content, recorded=False)
 
-    def read_page(
+    def template_for_page(
         self,
         site: str,
         url: str,
@@ -417,7 +415,8 @@ class SiteMemory:
         *,
         recorded: bool,
     ) -> np.ndarray:
-        """:meth:`template_blocks` from the blocks' ``counts``."""
+        """:meth:`template_blocks` from the blocks' ``counts``; with ``recorded``, the
+        page's own sighting, one per distinct fingerprint, is left out."""
         if recorded:
             counts = np.maximum(counts - 1, 0)
         if self._is_copy(document, blocks, counts, content):
