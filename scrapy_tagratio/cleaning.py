@@ -51,23 +51,44 @@ HIDING_CLASSES = frozenset(
     {
         "hidden", "d-none", "is-hidden", "u-hidden", "hide", "invisible", "visually-hidden",
         "visuallyhidden", "sr-only", "screen-reader-text", "element-invisible",
+        "visually-hidden-focusable", "assistive-text", "offscreen",
     }
 )  # fmt: skip
-#: A class that shows the element again from some screen width on (Tailwind's
-#: ``hidden md:block``, Bootstrap's ``d-none d-md-block``): hidden on phones only.
-_SHOWN_AT_WIDTH = re.compile(r"^(?:sm|md|lg|xl|2xl):|^d-(?:sm|md|lg|xl|xxl)-|^(?:show|visible)-")
+#: A component's own name for text kept for screen readers: a screen-reader class after the
+#: component's prefix (``wt-cli-sr-only``, ``u-visually-hidden``, ``o-visuallyhidden``,
+#: ``sharing-screen-reader-text``, ``h-offscreen``), no variant (``focus:``) and no
+#: ``not-sr-only``, which shows the element. Share buttons' "opens in a new window" and
+#: the labels of icons wait in them; none of their text is article text on the full-gold
+#: development sets.
+_SCREEN_READER_ONLY = re.compile(
+    r"^[^:]*(?<!not)[-_](?:sr-only|visually-hidden|visuallyhidden|screen-reader-text|offscreen)$"
+)
+#: A class that shows the element again from some screen width on, a display utility under
+#: breakpoints only (Tailwind's ``hidden md:block``, Bootstrap's ``d-none d-md-block``,
+#: Bootstrap 3's ``visible-md-block``, Foundation's ``show-for-medium``): hidden on phones
+#: only. Another utility at a breakpoint (``md:px-6``) shows nothing, and another variant
+#: (``aria-expanded:block``, ``focus:not-sr-only``) shows the element only when used.
+_SHOWN_AT_WIDTH = re.compile(
+    r"^(?:(?:sm|md|lg|xl|2xl):)+!?(?:block|inline|inline-block|flex|inline-flex|grid"
+    r"|inline-grid|table|table-[a-z-]+|contents|flow-root|list-item|not-sr-only)$"
+    r"|^d-(?:sm|md|lg|xl|xxl)-(?:block|inline|inline-block|flex|inline-flex|grid|inline-grid"
+    r"|table|table-cell|table-row)$"
+    r"|^(?:show|visible)-"
+)
 
 
 @lru_cache(maxsize=1 << 16)
 def hidden_by_class(hint: str) -> bool:
     """A hint (an element's class, id, role and itemprop, lower case: the node table's
     :attr:`~.nodetable.NodeTable.hint`) holds one of :data:`HIDING_CLASSES` as a whole
-    word, and no class that shows the element at some screen width. Cached across pages
-    (a site's pages repeat their class names)."""
+    word or a component's screen-reader class (:data:`_SCREEN_READER_ONLY`), and no class
+    that shows the element at some screen width. Cached across pages (a site's pages
+    repeat their class names)."""
     words = hint.split()
-    return not HIDING_CLASSES.isdisjoint(words) and not any(
-        _SHOWN_AT_WIDTH.match(word) for word in words
+    hides = not HIDING_CLASSES.isdisjoint(words) or any(
+        _SCREEN_READER_ONLY.match(word) for word in words
     )
+    return hides and not any(_SHOWN_AT_WIDTH.match(word) for word in words)
 
 
 def by_ascii_letter(words: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
@@ -114,12 +135,14 @@ class HintTest:
         return named
 
 
-#: :func:`hidden_by_class` as a :class:`HintTest`: every class of
-#: :data:`HIDING_CLASSES` starts a word with one of these, or is the word "d" or "sr"
-#: followed by another ("d-none", "sr-only").
+#: :func:`hidden_by_class` as a :class:`HintTest`: every class it reads as hiding starts a
+#: word with one of these, or holds the word "d" or "sr" followed by another ("d-none",
+#: "sr-only", "wt-cli-sr-only").
 HIDING = HintTest(
     hidden_by_class,
-    by_ascii_letter(("hid", "invisible", "visually", "screen", "element")),
+    by_ascii_letter(
+        ("hid", "invisible", "visually", "screen", "element", "assistive", "offscreen")
+    ),
     by_ascii_letter(("d", "sr")),
 )
 

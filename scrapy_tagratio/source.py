@@ -135,7 +135,9 @@ _ATTRIBUTE = re.compile(r"""([^\s"'=<>/]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s
 #: Every hiding attribute (``hidden``, ``aria-hidden="true"``, ``display:none``,
 #: ``visibility:hidden``, a class of :data:`~.cleaning.HIDING_CLASSES`) holds one of
 #: these: start tags without are not parsed.
-_HIDING_WORDS = ("hidden", "none", "hide", "invisible", "sr-only", "screen-reader")
+_HIDING_WORDS = (
+    "hidden", "none", "hide", "invisible", "sr-only", "screen-reader", "assistive", "offscreen",
+)  # fmt: skip
 
 
 #: Elements the source view never drops, whatever their attributes (as the node table).

@@ -456,6 +456,8 @@ _CLASS_PIECES = st.sampled_from(
     [
         *sorted(HIDING_CLASSES), "hidden-xs", "hid", "d-flex", "d", "sr", "md:block",
         "d-md-block", "show-for-sr", "is", "u", "-", "_", " ", "  ", "\t", "x", "2", "é",
+        "sr-only", "not-", "md:px-6", "aria-expanded:", "lg:!", "flex", "focus:", "offscreen",
+        "h-", "visually-hidden", "overflow-hidden", "not-sr-only",
     ]
 )  # fmt: skip
 

@@ -89,6 +89,31 @@ def test_elements_hidden_by_a_css_frameworks_class_are_cleaned() -> None:
         assert "Subscribe" not in extract(page, algorithm=algorithm).text, algorithm
 
 
+def test_only_a_display_class_at_a_width_shows_a_hidden_element() -> None:
+    # Kleine Zeitung: a collapsed summary panel, "hidden aria-expanded:block" with padding
+    # at a width ("md:px-6"); SRF: a box's button labels for screen readers ("h-offscreen").
+    # Padding at a width shows nothing; "md:flex" shows the element on wide screens.
+    page = (
+        "<html><body>"
+        + ARTICLE.replace(
+            "</article>",
+            "<div class='card hidden aria-expanded:block p-4 md:px-6 md:py-5'><ul><li>A summary "
+            "written by a machine, shown when the reader opens the panel.</li></ul></div>"
+            "<span class='expand-icon__a11y-open h-offscreen'>Open the box</span>"
+            "<span class='wt-cli-sr-only'>Cookie settings</span>"
+            "<a class='sr-only focus:not-sr-only' href='#main'>Skip to the story</a>"
+            "<div class='hidden lg:!inline-flex'><p>Shown on wide screens</p></div></article>",
+        )
+        + "</body></html>"
+    )
+    text = Document.from_input(page).full_text
+    assert "Paragraph 3:" in text and "Shown on wide screens" in text
+    for hidden in ("summary written by a machine", "Open the box", "Cookie", "Skip to"):
+        assert hidden not in text, hidden
+        for algorithm in ("cetr", "tagratio"):  # the source view and the node table
+            assert hidden not in extract(page, algorithm=algorithm).text, (hidden, algorithm)
+
+
 def test_textarea_copy_of_the_article_is_not_text() -> None:
     # "Republish this story": the article's HTML again, as the text of a textarea.
     copy = ARTICLE.replace("<", "&lt;").replace(">", "&gt;")
