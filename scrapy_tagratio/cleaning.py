@@ -3,10 +3,11 @@
 Cleaning happens before anything is counted (every paper does this), by one rule for every
 algorithm (:func:`_dropped`, DESIGN.md section 2): ``script``, ``style``, ``noscript``,
 ``template``, embedded objects (``svg``, ``iframe``, ``object``, ...), comments and
-processing instructions are skipped, and so are elements hidden by ``hidden``,
-``aria-hidden="true"``, an inline ``display:none`` / ``visibility:hidden`` or a CSS
-framework's hiding class (:data:`HIDING_CLASSES`; CETD section 5.4 names hidden
-disclaimers as its main precision loss). A ``noscript`` that holds block
+processing instructions are skipped, and so are elements hidden by ``hidden`` (not
+``hidden="until-found"``, which find-in-page reveals), ``aria-hidden="true"``, an inline
+``display:none`` / ``visibility:hidden`` or a CSS framework's hiding class
+(:data:`HIDING_CLASSES`; CETD section 5.4 names hidden disclaimers as its main precision
+loss). A ``noscript`` that holds block
 content is kept: libxml2 can put a whole body inside an unclosed ``<noscript>``. The node
 table applies the rule to the parsed elements (:mod:`.document`), the source view to the
 start tags of the source (:mod:`.source`).

@@ -86,7 +86,14 @@ _HINTS = _SharedStrings(str.lower, 1 << 14)
 
 
 def _is_hidden(attrib: Any) -> bool:
-    if "hidden" in attrib or attrib.get("aria-hidden", "").strip().lower() == "true":
+    """The attributes hide the element: ``hidden`` (but ``hidden="until-found"``, whose
+    content the browser's find-in-page reaches and reveals: collapsed sections and
+    accordion panels, Wikipedia's mobile sections among them), ``aria-hidden="true"``,
+    an inline ``display: none`` or ``visibility: hidden``."""
+    hidden = attrib.get("hidden")
+    if hidden is not None and hidden.strip().lower() != "until-found":
+        return True
+    if attrib.get("aria-hidden", "").strip().lower() == "true":
         return True
     style = attrib.get("style")
     return bool(style and _HIDDEN_STYLE.search(style))
@@ -96,8 +103,8 @@ def _is_hidden(attrib: Any) -> bool:
 class PageAttributes:
     """What the attributes of a page say beyond the per-element hints."""
 
-    #: Elements with ``hidden``, ``aria-hidden="true"`` or an inline ``display:none`` /
-    #: ``visibility:hidden``.
+    #: Elements with ``hidden`` (not ``"until-found"``), ``aria-hidden="true"`` or an
+    #: inline ``display:none`` / ``visibility:hidden`` (:func:`_is_hidden`).
     hidden: list[int] = field(default_factory=list)
     #: Elements with an ``onclick`` handler.
     onclick: list[int] = field(default_factory=list)

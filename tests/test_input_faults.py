@@ -114,6 +114,25 @@ def test_only_a_display_class_at_a_width_shows_a_hidden_element() -> None:
             assert hidden not in extract(page, algorithm=algorithm).text, (hidden, algorithm)
 
 
+def test_a_section_hidden_until_found_is_text() -> None:
+    # Wikipedia's mobile pages collapse every section after the lead with
+    # hidden="until-found": the browser's find-in-page reveals it, so it is the article's.
+    page = (
+        "<html><body>"
+        + ARTICLE.replace(
+            "</article>",
+            "<h2>History</h2><section hidden='UNTIL-FOUND'><p>The harbour wall was first "
+            "built in 1820 and rebuilt after the storm of 1953, stone by stone.</p></section>"
+            "<div hidden=''><p>Subscribe to read the whole story.</p></div></article>",
+        )
+        + "</body></html>"
+    )
+    assert "first built in 1820" in Document.from_input(page).full_text
+    for algorithm in ("cetr", "tagratio"):  # the source view and the node table
+        text = extract(page, algorithm=algorithm).text
+        assert "first built in 1820" in text and "Subscribe" not in text, algorithm
+
+
 def test_textarea_copy_of_the_article_is_not_text() -> None:
     # "Republish this story": the article's HTML again, as the text of a textarea.
     copy = ARTICLE.replace("<", "&lt;").replace(">", "&gt;")
