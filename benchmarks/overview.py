@@ -43,18 +43,21 @@ Printed, in one run:
 * with ``--why``: each overview page missed under the site-grouped folds, with and without
   URL, and which test kept it (score under the drop threshold, structure alone under the
   gate, no teasers or lists), counted per cause;
+* with ``--seeds S ...``: overview-dev's figures for the combined model on the site-grouped
+  folds drawn with each seed (outer and inner folds alike), and their mean;
 * the detector's added time per page beside the extraction's, measured in the same loop.
 
-Usage: ``python -m benchmarks.overview [--limit N] [--show N] [--why] [--fit]``. ``--fit`` fits the
-model on the whole pool (penalty and thresholds chosen by site-grouped folds of it), runs the
-evaluation above and writes both into the model file. Needs ../shared/benchmarks (or
-TAGRATIO_BENCHMARKS).
+Usage: ``python -m benchmarks.overview [--limit N] [--show N] [--why] [--seeds S ...]
+[--fit]``. ``--fit`` fits the model on the whole pool (penalty and thresholds chosen by
+site-grouped folds of it), runs the evaluation above and writes both into the model file.
+Needs ../shared/benchmarks (or TAGRATIO_BENCHMARKS).
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import hashlib
 import json
 import sys
@@ -334,8 +337,9 @@ def fitted(data: Data, train: np.ndarray, seed: int = 0) -> OverviewModel:
 Scorer = Callable[[Data, np.ndarray, np.ndarray], np.ndarray]
 
 
-def combined(data: Data, train: np.ndarray, test: np.ndarray) -> np.ndarray:
-    model = fitted(data, train)
+def combined(data: Data, train: np.ndarray, test: np.ndarray, seed: int = 0) -> np.ndarray:
+    """The protocol's model of ``train`` (its inner folds drawn from ``seed``) on ``test``."""
+    model = fitted(data, train, seed)
     out = np.empty((len(MODES), test.size, 2))
     for mode, x in enumerate(data.modes):
         out[mode, :, 0], out[mode, :, 1] = model.judge(x[test])
@@ -480,6 +484,38 @@ def overview_table(data: Data, results: dict[str, Held]) -> list[str]:
     return lines
 
 
+def draws_table(data: Data, seeds: Sequence[int]) -> list[str]:
+    """overview-dev's figures for the combined model over other draws of the site-grouped
+    folds, each ``seed`` drawing the outer folds and the inner ones, and their mean: a
+    handful of pages moves a draw's figures, so one draw says little about the next."""
+    lines = [
+        f"  {'seed':>5s}" + "".join(f"  {url + ': acc/prec/recall':>34s}" for url in MODES),
+    ]
+    figures = []
+    for seed in seeds:
+        held = site_grouped(data, functools.partial(combined, seed=seed), seed)
+        figures.append([OverviewFigures.of(data, held, mode) for mode in range(len(MODES))])
+        lines.append(
+            f"  {seed:5d}"
+            + "".join(
+                f"  {f'{f.accuracy:.3f} / {f.precision:.3f} / {f.recall:.3f}':>34s}"
+                for f in figures[-1]
+            )
+        )
+    means = [
+        [
+            float(np.mean([getattr(draw[mode], name) for draw in figures]))
+            for name in ("accuracy", "precision", "recall")
+        ]
+        for mode in range(len(MODES))
+    ]
+    lines.append(
+        f"  {'mean':>5s}"
+        + "".join(f"  {' / '.join(f'{v:.3f}' for v in mode):>34s}" for mode in means)
+    )
+    return lines
+
+
 def show(data: Data, held: Held, count: int) -> list[str]:
     """The content pages scored highest and the overview pages scored lowest (held out,
     with URL), with the reasons of the model that scored them."""
@@ -580,6 +616,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         default=",".join(MODEL_FEATURES),
         help=f"comma-separated, of: {', '.join(FEATURES)}",
     )
+    parser.add_argument(
+        "--seeds",
+        type=int,
+        nargs="+",
+        default=[],
+        help="also the combined model's overview-dev figures on the site-grouped folds drawn "
+        "with each of these seeds (outer and inner folds), and their mean",
+    )
     parser.add_argument("--fit", action="store_true", help=f"write {MODEL_FILE.name}")
     args = parser.parse_args(argv)
     try:
@@ -604,6 +648,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     grouped = {name: site_grouped(data, scorer) for name, scorer in detectors.items()}
     print(f"overview-dev, site-grouped {OUTER_FOLDS} folds of the pool:")
     print("\n".join(overview_table(data, grouped)))
+    if args.seeds:
+        print("overview-dev, combined (protocol), the site-grouped folds drawn by seed:")
+        print("\n".join(draws_table(data, args.seeds)))
     extraction = np.mean([r.extract_seconds for r in records]) * 1000
     detection = np.mean([r.detect_seconds for r in records]) * 1000
     print(
