@@ -17,6 +17,11 @@ ARTICLE = (
 )
 
 
+def _page_with(markup: str) -> str:
+    """A page of :data:`ARTICLE` with ``markup`` at the end of its ``<article>``."""
+    return f"<html><body>{ARTICLE.replace('</article>', markup + '</article>')}</body></html>"
+
+
 def test_legacy_charset_declared_on_utf8_bytes_reads_as_utf8() -> None:
     page = (
         "<html><head><meta charset='iso-8859-1'></head><body><p>Café crème, Ærø</p></body></html>"
@@ -71,16 +76,11 @@ def test_paywalled_part_of_the_article_served_hidden_is_kept() -> None:
 
 def test_elements_hidden_by_a_css_frameworks_class_are_cleaned() -> None:
     # Postmedia: the subscription prompts wait in the article in "... hidden" elements.
-    page = (
-        "<html><body>"
-        + ARTICLE.replace(
-            "</article>",
-            "<div class='intro-body__premium hidden'><p>Subscribe now to read the latest "
-            "news in your city and across Canada.</p></div>"
-            "<span class='sr-only'>Opens in a new window</span>"
-            "<div class='hidden md:block'><p>Shown on wide screens</p></div></article>",
-        )
-        + "</body></html>"
+    page = _page_with(
+        "<div class='intro-body__premium hidden'><p>Subscribe now to read the latest "
+        "news in your city and across Canada.</p></div>"
+        "<span class='sr-only'>Opens in a new window</span>"
+        "<div class='hidden md:block'><p>Shown on wide screens</p></div>"
     )
     text = Document.from_input(page).full_text
     assert "Paragraph 3:" in text and "Shown on wide screens" in text
@@ -93,18 +93,13 @@ def test_only_a_display_class_at_a_width_shows_a_hidden_element() -> None:
     # Kleine Zeitung: a collapsed summary panel, "hidden aria-expanded:block" with padding
     # at a width ("md:px-6"); SRF: a box's button labels for screen readers ("h-offscreen").
     # Padding at a width shows nothing; "md:flex" shows the element on wide screens.
-    page = (
-        "<html><body>"
-        + ARTICLE.replace(
-            "</article>",
-            "<div class='card hidden aria-expanded:block p-4 md:px-6 md:py-5'><ul><li>A summary "
-            "written by a machine, shown when the reader opens the panel.</li></ul></div>"
-            "<span class='expand-icon__a11y-open h-offscreen'>Open the box</span>"
-            "<span class='wt-cli-sr-only'>Cookie settings</span>"
-            "<a class='sr-only focus:not-sr-only' href='#main'>Skip to the story</a>"
-            "<div class='hidden lg:!inline-flex'><p>Shown on wide screens</p></div></article>",
-        )
-        + "</body></html>"
+    page = _page_with(
+        "<div class='card hidden aria-expanded:block p-4 md:px-6 md:py-5'><ul><li>A summary "
+        "written by a machine, shown when the reader opens the panel.</li></ul></div>"
+        "<span class='expand-icon__a11y-open h-offscreen'>Open the box</span>"
+        "<span class='wt-cli-sr-only'>Cookie settings</span>"
+        "<a class='sr-only focus:not-sr-only' href='#main'>Skip to the story</a>"
+        "<div class='hidden lg:!inline-flex'><p>Shown on wide screens</p></div>"
     )
     text = Document.from_input(page).full_text
     assert "Paragraph 3:" in text and "Shown on wide screens" in text
@@ -117,15 +112,10 @@ def test_only_a_display_class_at_a_width_shows_a_hidden_element() -> None:
 def test_a_section_hidden_until_found_is_text() -> None:
     # Wikipedia's mobile pages collapse every section after the lead with
     # hidden="until-found": the browser's find-in-page reveals it, so it is the article's.
-    page = (
-        "<html><body>"
-        + ARTICLE.replace(
-            "</article>",
-            "<h2>History</h2><section hidden='UNTIL-FOUND'><p>The harbour wall was first "
-            "built in 1820 and rebuilt after the storm of 1953, stone by stone.</p></section>"
-            "<div hidden=''><p>Subscribe to read the whole story.</p></div></article>",
-        )
-        + "</body></html>"
+    page = _page_with(
+        "<h2>History</h2><section hidden='UNTIL-FOUND'><p>The harbour wall was first "
+        "built in 1820 and rebuilt after the storm of 1953, stone by stone.</p></section>"
+        "<div hidden=''><p>Subscribe to read the whole story.</p></div>"
     )
     assert "first built in 1820" in Document.from_input(page).full_text
     for algorithm in ("cetr", "tagratio"):  # the source view and the node table
