@@ -308,8 +308,12 @@ def _slug(text: str) -> str:
 #: (:func:`slugged_furniture`): a template's names join two or three words as often
 #: ("related-posts", "widget-area-sidebar"), a heading's more.
 SLUG_WORDS = 4
-#: A word of a hint that joins :data:`SLUG_WORDS` words or more.
-_LONG_SLUG = re.compile(rf"[^\s_-]*(?:[-_][^\s_-]*){{{SLUG_WORDS - 1}}}")
+#: A word of a hint that joins :data:`SLUG_WORDS` words or more: ``SLUG_WORDS - 1`` of the
+#: separators "-" and "_" in one run without white space, found from the first of them. (A
+#: pattern that may start at any character, ``[^\s_-]*(?:[-_][^\s_-]*){3}``, finds the same
+#: words, but runs over the rest of a word from each of its characters: quadratic in the
+#: word's length, and most of :func:`heading_slug_hints`'s time.)
+_LONG_SLUG = re.compile(rf"[-_](?:[^\s_-]*[-_]){{{SLUG_WORDS - 2}}}")
 
 
 def _words_joined(word: str) -> int:
