@@ -46,7 +46,13 @@ def without_leading_headline(
         document.nodes.tag[block] in HEADLINE_TAGS and names_title(opening, words)
     ):
         return labelling
-    # The content keeps or leaves each block whole (dom_labelling) and loses one.
+    # The content keeps or leaves each block whole (dom_labelling) and loses one. The
+    # text of a DOM method's content breaks a line where a block element starts or ends
+    # (Document.text_of), so a headline block that holds no other block element is one
+    # line, the first (no content comes before it): the text is the labelling's without
+    # that line, not built again.
+    nodes = document.nodes
+    one_line = not nodes.is_block[block + 1 : nodes.end[block]].any()
     return dom_labelling(
         document,
         content & (block_of != block),
@@ -54,4 +60,5 @@ def without_leading_headline(
         labelling.threshold,
         kind=labelling.block_scores.kind,
         whole_blocks=True,
+        text=labelling.text.partition("\n")[2] if one_line else None,
     )

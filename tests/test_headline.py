@@ -8,6 +8,9 @@ from typing import Any
 import pytest
 
 from scrapy_tagratio import ALGORITHMS, extract
+from scrapy_tagratio.algorithms.tagratio import TagRatio
+from scrapy_tagratio.document import Document
+from scrapy_tagratio.headline import without_leading_headline
 
 PARAGRAPHS = "".join(
     f"<p>Paragraph {i}: the new quay opened on Monday after three years of work, and the "
@@ -56,6 +59,23 @@ def test_the_algorithms_blocks_and_figures_stay_its_own() -> None:
     assert inside.text == above.text
     assert inside.net_text_length == above.net_text_length + len("Quay opens to ferries")
     assert any(b.tag == "h1" and b.is_content for b in inside.blocks)
+
+
+@pytest.mark.parametrize(
+    "head",
+    ["<h1>Quay opens to ferries</h1>", "<h1>Quay opens<div>Harbour archive</div> to ferries</h1>"],
+)
+def test_the_text_without_the_headline_is_the_text_of_its_content(head: str) -> None:
+    # A headline block holding no other block element is the text's first line, and the
+    # text is the labelling's without it (not built again); a block inside it splits its
+    # text over lines, and the text is built again.
+    document = Document.from_input(page(head))
+    labelling = TagRatio().run(document)
+    output = without_leading_headline(document, labelling, "Quay opens to ferries")
+    assert output is not labelling
+    assert output.content_nodes is not None
+    assert output.text == document.text_of(output.content_nodes)
+    assert output.text.startswith("Harbour archive" if "div" in head else "Paragraph 0")
 
 
 def test_a_heading_the_title_carries_with_the_site_name_is_left_out_without_metadata() -> None:

@@ -139,6 +139,7 @@ def dom_labelling(
     *,
     kind: BlockKind = "node",
     whole_blocks: bool = False,
+    text: str | None = None,
 ) -> Labelling:
     """Labelling of a DOM method from its content mask over the node table.
 
@@ -147,7 +148,8 @@ def dom_labelling(
     whole, by the majority of its characters, so that the output never cuts a word at an
     inline tag (``<b>Fre</b>edom`` is one word). ``whole_blocks``: ``content`` is so
     already (a labelling's ``content_nodes`` less some of its blocks), the rule is not
-    applied again.
+    applied again. ``text``: the text of ``content`` when the caller has it already
+    (:func:`~scrapy_tagratio.headline.without_leading_headline`), else it is built.
     """
     nodes = document.nodes
     if len(nodes) and not whole_blocks:
@@ -156,7 +158,7 @@ def dom_labelling(
         content = ((kept > 0) & (2 * kept >= nodes.block_chars))[owner]
     content_chars = int(nodes.own_chars[content].sum())
     return Labelling(
-        text=document.text_of(content),
+        text=document.text_of(content) if text is None else text,
         block_scores=BlockScores(
             kind=kind,
             scores=np.asarray(scores, dtype=np.float64),
