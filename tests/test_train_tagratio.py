@@ -1,11 +1,11 @@
 """The block model's training (benchmarks/train_tagratio.py): each site weighs one, whatever
-the number of its pages."""
+the number of its pages; the probability cut follows the sets' typical gain."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from benchmarks.train_tagratio import PageBlocks, fit, site_weights
+from benchmarks.train_tagratio import PageBlocks, fit, pick_cut, site_weights, typical_gains
 from scrapy_tagratio.algorithms.tagratio import FEATURES, BlockRules
 
 
@@ -41,3 +41,31 @@ def test_three_pages_of_one_site_weigh_as_one_page_of_another() -> None:
     model = fit(pages)
     probability = model.predict_proba(np.zeros((1, len(FEATURES))))[0, 1]
     assert abs(probability - 0.5) < 0.01
+
+
+def curves(**slopes: float) -> dict[float, dict[str, float]]:
+    """Per cut of 0.3-0.7, each set's score: 0.9 at 0.5, changing by ``slope`` per unit of
+    cut below 0.5 (0.02 from 0.5 to 0.3 for a slope of 0.1) and falling above it."""
+    cuts = [round(0.3 + 0.025 * i, 3) for i in range(17)]
+    return {
+        cut: {
+            name: 0.9 + slope * (0.5 - cut) if cut <= 0.5 else 0.9 - (cut - 0.5)
+            for name, slope in slopes.items()
+        }
+        for cut in cuts
+    }
+
+
+def test_one_steep_set_does_not_move_the_cut() -> None:
+    # One set gains 0.1 from a cut of 0.5 to 0.3 (a gold that rewards recall), two are
+    # flat, one loses 0.01: the mean moves the cut down, the typical set keeps 0.5.
+    scores = curves(cleaneval=0.5, dragnet=0.0, readability=0.0, fundus=-0.05)
+    mean = {cut: float(np.mean(list(by_set.values()))) for cut, by_set in scores.items()}
+    assert pick_cut(mean) <= 0.35
+    assert pick_cut(typical_gains(scores)) == 0.5
+
+
+def test_a_cut_most_sets_gain_at_is_chosen() -> None:
+    # Three sets gain 0.04 from 0.5 to 0.3, one loses as much: 0.3 (0.325 is 0.005 worse).
+    scores = curves(cleaneval=0.2, dragnet=0.2, readability=0.2, fundus=-0.2)
+    assert pick_cut(typical_gains(scores)) == 0.3
