@@ -133,8 +133,8 @@ _ATTRIBUTE = re.compile(r"""([^\s"'=<>/]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s
 
 
 #: Every hiding attribute (``hidden``, ``aria-hidden="true"``, ``display:none``,
-#: ``visibility:hidden``, a class of :data:`~.cleaning.HIDING_CLASSES`) holds one of
-#: these: start tags without are not parsed.
+#: ``visibility:hidden``, a class :func:`~.cleaning.hidden_by_class` reads as hiding) holds
+#: one of these: start tags without are not parsed.
 _HIDING_WORDS = (
     "hidden", "none", "hide", "invisible", "sr-only", "screen-reader", "assistive", "offscreen",
 )  # fmt: skip
