@@ -229,6 +229,12 @@ def _source_fingerprint() -> str:
     return digest.hexdigest()
 
 
+def _script_fingerprint() -> str:
+    """A digest of this script's source: the blocks' labels and the models' cuts are
+    computed by it, so a cache written by another version of it is not read."""
+    return hashlib.sha1(Path(__file__).read_bytes()).hexdigest()
+
+
 def _gold_fingerprint() -> str:
     """A digest of the labelling sets' gold as read (a repaired gold relabels blocks)."""
     golds = {name: _data.load_gold(name) for name in LABEL_SETS}
@@ -242,7 +248,7 @@ def load_blocks(limit: int | None, cache: Path | None) -> list[PageBlocks]:
     fields = tuple(field.name for field in dataclasses.fields(PageBlocks))
     key = (
         _source_fingerprint(), _gold_fingerprint(), FEATURES, limit, LABEL_SETS, GOLD_SHARE, fields,
-        hashlib.sha1(Path(__file__).read_bytes()).hexdigest(),
+        _script_fingerprint(),
     )  # fmt: skip
     tag = hashlib.sha1(repr(key).encode()).hexdigest()[:12]
     path = cache / f"tagratio-blocks-{tag}.pkl" if cache else None
@@ -475,8 +481,9 @@ def _run_tag(pages: Sequence[PageBlocks], inner: int | str, seed: int) -> str:
     labels: the package's code reaches the models through them), learner (with its seed)
     and choices."""
     params = learner_params(seed)
-    script = hashlib.sha1(Path(__file__).read_bytes()).hexdigest()  # how cuts are chosen
-    key = repr((_fingerprint(pages), params, CUTS, CUT_PRIOR, CUT_TOLERANCE, inner, script))
+    key = repr(
+        (_fingerprint(pages), params, CUTS, CUT_PRIOR, CUT_TOLERANCE, inner, _script_fingerprint())
+    )  # the script's source: how the cut is chosen
     return hashlib.sha1(key.encode()).hexdigest()[:12]
 
 
