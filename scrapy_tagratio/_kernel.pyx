@@ -1355,7 +1355,8 @@ def body_events(
     ``texts`` and one more, its collapsed length (:func:`piece_lengths`) where such an
     event holds it, else 0 (int64s); per node, the collapsed characters of its own text
     and of those in a link (int32s, as the table holds them: a run or a node of 2**31
-    characters is beyond any page). Elements and a text event's piece are checked."""
+    characters is beyond any page). Elements, their nodes and a text event's piece are
+    checked."""
     cdef Py_ssize_t events = nodes.shape[0], n = before.shape[0] - 1, count = len(texts)
     cdef Py_ssize_t e, node, owner, piece, kept = 0
     cdef int32_t length
@@ -1381,6 +1382,8 @@ def body_events(
         if node < 0 or before[node + 1] == before[node]:
             continue
         owner = before[node]
+        if owner < 0 or owner >= m:
+            raise ValueError(f"event {e}: node {owner} is not one of the {m} kept elements")
         kept_kinds[kept] = kinds[e]
         owners[kept] = owner
         kept_pieces[kept] = pieces[e]

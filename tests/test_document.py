@@ -405,8 +405,9 @@ def test_the_kernels_node_table_tree_and_events_are_numpys(trees: list[Any], dat
 
 @pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
 def test_the_kernels_node_table_passes_refuse_what_they_would_read_out_of_bounds() -> None:
-    """``kept_elements`` and ``body_events`` read by index unchecked in their loops: a
-    parent or end out of order, a body, element or piece outside its list is an error."""
+    """``kept_elements`` and ``body_events`` read and write by index unchecked in their
+    loops: a parent or end out of order, a body, element or piece outside its list, or
+    counts of kept elements that put a node outside the table, is an error."""
     from scrapy_tagratio import _kernel
 
     ints = lambda *values: np.array(values, dtype=np.int32)  # noqa: E731
@@ -420,6 +421,8 @@ def test_the_kernels_node_table_passes_refuse_what_they_would_read_out_of_bounds
     for node, piece in ((2, 0), (-2, 0), (0, 1), (0, -1)):
         with pytest.raises(IndexError):
             _kernel.body_events(ints(node), kinds, ints(piece), ["x"], before, in_link)
+    with pytest.raises(ValueError, match="kept elements"):  # counts that are no running count
+        _kernel.body_events(ints(0), kinds, ints(0), ["x"], np.array([3, 4, 2]), in_link)
 
 
 @given(st.lists(st.tuples(st.integers(0, 3), st.booleans()), max_size=60))
