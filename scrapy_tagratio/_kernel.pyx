@@ -19,7 +19,8 @@ the node table's characters (runs of text with their white space collapsed),
 :func:`sibling_groups` the groups of repeated siblings and :func:`item_tests` what their
 items hold (the structure detector),
 :func:`first_codes` numbers tag names, :func:`span_text_lengths` measures the text of
-elements (which hidden ones hold most of the page),
+elements (which hidden ones hold most of the page), :func:`kept_elements` and
+:func:`body_events` build the node table's tree and events from the page's,
 :func:`tree_sums` evaluates the default's block model, :func:`automaton_counts` runs
 the language detector's byte automaton and :func:`half_singles` converts the rows of its
 half-precision table that a page's scores read.
@@ -34,7 +35,7 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.mem cimport PyMem_Calloc, PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, uintptr_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, uintptr_t
 from cpython.unicode cimport (
     Py_UNICODE_ISALNUM, Py_UNICODE_ISSPACE, PyUnicode_1BYTE_DATA, PyUnicode_1BYTE_KIND,
     PyUnicode_DATA, PyUnicode_DecodeUTF8, PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_New,
@@ -1267,6 +1268,139 @@ def subtree_sums(const int32_t[::1] end, const int32_t[::1] values):
         prefix[i] = prefix[end[i]] - prefix[i]
     PyByteArray_Resize(out, n * sizeof(int64_t))
     return out
+
+
+cdef bytearray _zeros(Py_ssize_t size):
+    cdef bytearray out = PyByteArray_FromStringAndSize(NULL, size)
+    memset(PyByteArray_AS_STRING(out), 0, size)
+    return out
+
+
+def kept_elements(
+    const int32_t[::1] parent, const int32_t[::1] end, const int32_t[::1] depth,
+    const uint8_t[::1] skip, const uint8_t[::1] link, Py_ssize_t body,
+):
+    """The elements of a page (``parent``, ``depth``, subtrees ``[i, end[i])``; checked:
+    ``-1 <= parent[i] < i < end[i] <= n``) that lie in ``body``'s subtree and in the
+    subtree of no element ``skip`` marks there, as the node table keeps them: what
+    :func:`~scrapy_tagratio.document._kept_elements` gives, as bytes. Per element,
+    ``keep`` (bools) and ``before`` (int64s, one more at the end: how many are kept before
+    it); per kept element, its index, the table's parent (-1 for ``body``), depth below
+    ``body``, end, descendants and descendant links (int32s), whether ``link`` marks it
+    and whether it lies in a marked subtree below the first (bools)."""
+    cdef Py_ssize_t n = end.shape[0], i, k, m
+    if parent.shape[0] != n or depth.shape[0] != n or skip.shape[0] != n or link.shape[0] != n:
+        raise ValueError("one parent, depth, skip and link flag per element")
+    if not 0 <= body < n:
+        raise IndexError(f"body {body} is not one of the {n} elements")
+    for i in range(n):
+        if end[i] <= i or end[i] > n or parent[i] < -1 or parent[i] >= i:
+            raise ValueError(f"element {i}: parent {parent[i]} or end {end[i]} out of order")
+    cdef bytearray keep_out = _zeros(n), before_out = _zeros((n + 1) * sizeof(int64_t))
+    cdef uint8_t* keep = <uint8_t*>PyByteArray_AS_STRING(keep_out)
+    cdef int64_t* before = <int64_t*>PyByteArray_AS_STRING(before_out)
+    cdef int64_t reach = 0  # the furthest end of the skipped subtrees met so far
+    for i in range(body, end[body]):
+        if skip[i] and end[i] > reach:
+            reach = end[i]
+        keep[i] = reach <= i
+    for i in range(n):
+        before[i + 1] = before[i] + keep[i]
+    m = before[n]
+    columns = [_zeros(m * sizeof(int32_t)) for _ in range(6)]
+    cdef int32_t* element = <int32_t*>PyByteArray_AS_STRING(columns[0])
+    cdef int32_t* table_parent = <int32_t*>PyByteArray_AS_STRING(columns[1])
+    cdef int32_t* table_depth = <int32_t*>PyByteArray_AS_STRING(columns[2])
+    cdef int32_t* table_end = <int32_t*>PyByteArray_AS_STRING(columns[3])
+    cdef int32_t* tags = <int32_t*>PyByteArray_AS_STRING(columns[4])
+    cdef int32_t* link_tags = <int32_t*>PyByteArray_AS_STRING(columns[5])
+    cdef bytearray is_link_out = _zeros(m), in_link_out = _zeros(m)
+    cdef uint8_t* is_link = <uint8_t*>PyByteArray_AS_STRING(is_link_out)
+    cdef uint8_t* in_link = <uint8_t*>PyByteArray_AS_STRING(in_link_out)
+    for i in range(body, end[body]):
+        if keep[i]:
+            k = before[i]
+            element[k] = i
+            table_parent[k] = before[parent[i]] if parent[i] >= body else -1
+            table_depth[k] = depth[i] - depth[body]
+            table_end[k] = before[end[i]]
+            is_link[k] = link[i] != 0
+    # Links below the first node (the walk starts outside any link); descendants counted
+    # from the ends, descendant links by running counts of the links at each end.
+    cdef int64_t* links_before = <int64_t*>PyMem_Malloc((m + 1) * sizeof(int64_t))
+    if links_before == NULL:
+        raise MemoryError()
+    links_before[0] = 0
+    for k in range(m):
+        links_before[k + 1] = links_before[k] + is_link[k]
+    reach = 0
+    for k in range(m):
+        if k > 0 and is_link[k] and table_end[k] > reach:
+            reach = table_end[k]
+        in_link[k] = reach > k
+        tags[k] = table_end[k] - k - 1
+        link_tags[k] = links_before[table_end[k]] - links_before[k + 1]
+    PyMem_Free(links_before)
+    return (keep_out, before_out, *columns, is_link_out, in_link_out)
+
+
+def body_events(
+    const int32_t[::1] nodes, const int8_t[::1] kinds, const int32_t[::1] pieces, list texts,
+    const int64_t[::1] before, const uint8_t[::1] in_link,
+):
+    """The events (per event its element, -1 for none, kind and piece of ``texts``) whose
+    element a node table keeps (``before``, :func:`kept_elements`'s; ``in_link`` per node
+    of the table), as :func:`~scrapy_tagratio.document._body_events` gives them, as
+    bytes: per such event its kind (int8s), its node and piece (int32s); per run of
+    ``texts`` and one more, its collapsed length (:func:`piece_lengths`) where such an
+    event holds it, else 0 (int64s); per node, the collapsed characters of its own text
+    and of those in a link (int32s, as the table holds them: a run or a node of 2**31
+    characters is beyond any page). Elements, their nodes and a text event's piece are
+    checked."""
+    cdef Py_ssize_t events = nodes.shape[0], n = before.shape[0] - 1, count = len(texts)
+    cdef Py_ssize_t e, node, owner, piece, kept = 0
+    cdef int32_t length
+    if kinds.shape[0] != events or pieces.shape[0] != events:
+        raise ValueError("one kind and piece per event")
+    if n < 0 or in_link.shape[0] != before[n]:
+        raise ValueError("one link flag per kept element")
+    cdef Py_ssize_t m = in_link.shape[0]
+    cdef bytearray kinds_out = _zeros(events), owners_out = _zeros(events * sizeof(int32_t))
+    cdef bytearray pieces_out = _zeros(events * sizeof(int32_t))
+    cdef bytearray lengths_out = _zeros((count + 1) * sizeof(int64_t))
+    cdef bytearray own_out = _zeros(m * sizeof(int32_t)), own_link_out = _zeros(m * sizeof(int32_t))
+    cdef int8_t* kept_kinds = <int8_t*>PyByteArray_AS_STRING(kinds_out)
+    cdef int32_t* owners = <int32_t*>PyByteArray_AS_STRING(owners_out)
+    cdef int32_t* kept_pieces = <int32_t*>PyByteArray_AS_STRING(pieces_out)
+    cdef int64_t* lengths = <int64_t*>PyByteArray_AS_STRING(lengths_out)
+    cdef int32_t* own = <int32_t*>PyByteArray_AS_STRING(own_out)
+    cdef int32_t* own_link = <int32_t*>PyByteArray_AS_STRING(own_link_out)
+    for e in range(events):
+        node = nodes[e]
+        if node < -1 or node >= n:
+            raise IndexError(f"event {e}: element {node} is not one of the {n} elements")
+        if node < 0 or before[node + 1] == before[node]:
+            continue
+        owner = before[node]
+        if owner < 0 or owner >= m:
+            raise ValueError(f"event {e}: node {owner} is not one of the {m} kept elements")
+        kept_kinds[kept] = kinds[e]
+        owners[kept] = owner
+        kept_pieces[kept] = pieces[e]
+        kept += 1
+        if kinds[e] == EVENT_TEXT:
+            piece = pieces[e]
+            if piece < 0 or piece >= count:
+                raise IndexError(f"piece {piece} is not one of the {count} runs of text")
+            length = <int32_t>_collapsed_length(<str>texts[piece])
+            lengths[piece] = length
+            own[owner] += length
+            if in_link[owner]:
+                own_link[owner] += length
+    PyByteArray_Resize(kinds_out, kept)
+    PyByteArray_Resize(owners_out, kept * sizeof(int32_t))
+    PyByteArray_Resize(pieces_out, kept * sizeof(int32_t))
+    return kinds_out, owners_out, pieces_out, lengths_out, own_out, own_link_out
 
 
 def text_lines(list texts, const int32_t[::1] pieces):

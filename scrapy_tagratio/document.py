@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from html import escape
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 from lxml import etree
@@ -231,7 +231,6 @@ class Document:
         # The node table is the body's subtree of the page's elements, cleaned; its event
         # stream is the page's, filtered. All array work.
         page = self.page
-        n = len(page)
         tags = page.tags
         body = _body(page)
         end = page.end
@@ -248,63 +247,33 @@ class Document:
             lambda noscripts: _subtree_sum(end, _block_content(classes))[noscripts] > 0,
         )
         skip[body] = False
-        positions = np.arange(n)
-        in_body = (positions >= body) & (positions < end[body])
-        keep = in_body & ~_subtree_mask(end, skip & in_body)
-        kept_before = np.concatenate(([0], np.cumsum(keep)))
-        kept = np.flatnonzero(keep)
-        table_tags = np.array(tags, dtype=object)[kept].tolist()
-        m = len(table_tags)
-        parent = page.parent[kept]
-        parent = np.where(parent >= body, kept_before[np.maximum(parent, 0)], -1)
-        end = kept_before[end[kept]]
-        is_link = classes.mask(LINK_TAGS)[kept]
-        link_from = is_link.copy()
-        link_from[0] = False  # the walk starts outside any link
-        in_link = _subtree_mask(end, link_from)
-
-        # The events of the kept elements and of the text directly in them.
-        selected = np.append(keep, False)[page.nodes]  # node -1: text outside every element
-        kinds = page.kinds[selected]
-        owners = kept_before[page.nodes[selected]]
-        piece = page.pieces[selected]
-        is_text = kinds == EVENT_TEXT
-        text_piece, text_owner = piece[is_text], owners[is_text]
-        piece_chars = np.zeros(len(page.texts) + 1, dtype=np.int64)  # the last: the marker
-        piece_chars[text_piece] = _piece_lengths(page.texts, text_piece)
-        chars = piece_chars[text_piece]
-        own = np.bincount(text_owner, weights=chars, minlength=m).astype(np.int32)
-        own_link = np.bincount(
-            text_owner, weights=chars * in_link[text_owner], minlength=m
-        ).astype(np.int32)
-        prefix_link_tags = np.concatenate(([0], np.cumsum(is_link)))
-        table_positions = np.arange(m)
+        kept = _kept_elements(page, body, skip, classes.mask(LINK_TAGS))
+        table_tags = np.array(tags, dtype=object)[kept.element].tolist()
+        events = _body_events(page, kept)
         table = NodeTable(
             tag=tuple(table_tags),
-            hint=tuple(page.hints[kept].tolist()),
-            hint_codes=(hint_codes[kept], hint_names),
-            parent=parent.astype(np.int32),
-            depth=(page.depth[kept] - page.depth[body]).astype(np.int32),
-            end=end.astype(np.int32),
-            own_chars=own,
-            own_link_chars=own_link,
-            is_link=is_link,
-            is_block=classes.mask(BLOCK_TAGS)[kept],
-            chars=_subtree_sum(end, own).astype(np.int32),
-            link_chars=_subtree_sum(end, own_link).astype(np.int32),
-            tags=(end - table_positions - 1).astype(np.int32),
-            link_tags=(prefix_link_tags[end] - prefix_link_tags[table_positions + 1]).astype(
-                np.int32
-            ),
+            hint=tuple(page.hints[kept.element].tolist()),
+            hint_codes=(hint_codes[kept.element], hint_names),
+            parent=kept.parent,
+            depth=kept.depth,
+            end=kept.end,
+            own_chars=events.own,
+            own_link_chars=events.own_link,
+            is_link=kept.is_link,
+            is_block=classes.mask(BLOCK_TAGS)[kept.element],
+            chars=_subtree_sum(kept.end, events.own).astype(np.int32),
+            link_chars=_subtree_sum(kept.end, events.own_link).astype(np.int32),
+            tags=kept.tags,
+            link_tags=kept.link_tags,
         )
         return _Walk(
             table=table,
-            kinds=kinds,
-            owners=owners.astype(np.int32),
-            piece=piece.astype(np.int32),
+            kinds=events.kinds,
+            owners=events.owners,
+            piece=events.piece,
             texts=page.texts,
-            piece_chars=piece_chars,
-            element=kept.astype(np.int32),
+            piece_chars=events.piece_chars,
+            element=kept.element,
         )
 
     @property
@@ -582,6 +551,129 @@ def _body(page: PageEvents) -> int:
         bodies.append(tags.index("body", bodies[-1] + 1 if bodies else 0))
     children = [i for i in bodies if page.parent[i] == 0]
     return (children or bodies or [0])[0]
+
+
+class _Kept(NamedTuple):
+    """The elements a page's node table keeps (:func:`_kept_elements`): ``keep`` and
+    ``before`` per element of the page (``before``: how many are kept before it, one more
+    at the end), the rest per kept element, which is a node of the table: its element
+    (:attr:`_Walk.element`), the table's ``parent``, ``depth``, ``end``, ``tags``,
+    ``link_tags`` and ``is_link`` (:class:`~.nodetable.NodeTable`), and ``in_link``,
+    whether it lies in a link other than the root."""
+
+    keep: np.ndarray  # bool
+    before: np.ndarray  # int64
+    element: np.ndarray  # int32, as the five below
+    parent: np.ndarray
+    depth: np.ndarray
+    end: np.ndarray
+    tags: np.ndarray
+    link_tags: np.ndarray
+    is_link: np.ndarray  # bool, as in_link
+    in_link: np.ndarray
+
+
+#: The types of :class:`_Kept`'s arrays, in order.
+_KEPT_TYPES = (bool, np.int64, *[np.int32] * 6, bool, bool)
+
+
+def _kept_elements(page: PageEvents, body: int, skip: np.ndarray, link: np.ndarray) -> _Kept:
+    """The elements of ``body``'s subtree outside the subtrees of the elements ``skip``
+    marks, and their tree as the node table's (``link``: per element, a link-like tag);
+    in one C pass with the compiled kernel, else with numpy: the same arrays."""
+    kernel = active_kernel()
+    if kernel is not None:
+        found = kernel.kept_elements(
+            page.parent, page.end, page.depth, _bytes(skip), _bytes(link), body
+        )
+        return _Kept(*_arrays(found, _KEPT_TYPES))
+    end = page.end
+    positions = np.arange(len(page))
+    in_body = (positions >= body) & (positions < end[body])
+    keep = in_body & ~_subtree_mask(end, skip & in_body)
+    before = np.concatenate(([0], np.cumsum(keep)))
+    kept = np.flatnonzero(keep)
+    parent = page.parent[kept]
+    parent = np.where(parent >= body, before[np.maximum(parent, 0)], -1)
+    table_end = before[end[kept]]
+    is_link = link[kept]
+    link_from = is_link.copy()
+    link_from[0] = False  # the walk starts outside any link
+    prefix_link_tags = np.concatenate(([0], np.cumsum(is_link)))
+    table_positions = np.arange(len(kept))
+    return _Kept(
+        keep=keep,
+        before=before,
+        element=kept.astype(np.int32),
+        parent=parent.astype(np.int32),
+        depth=(page.depth[kept] - page.depth[body]).astype(np.int32),
+        end=table_end.astype(np.int32),
+        tags=(table_end - table_positions - 1).astype(np.int32),
+        link_tags=(prefix_link_tags[table_end] - prefix_link_tags[table_positions + 1]).astype(
+            np.int32
+        ),
+        is_link=is_link,
+        in_link=_subtree_mask(table_end, link_from),
+    )
+
+
+class _BodyEvents(NamedTuple):
+    """The events of the kept elements and of the text directly in them
+    (:func:`_body_events`): per event its kind, its owner (a node of the table) and its
+    piece of text (:class:`_Walk`); per run of the page's text, its collapsed length
+    where such an event holds it, else 0 (one more, 0, for the marker); per node, the
+    characters of its own text and of those in a link (the table's ``own_chars`` and
+    ``own_link_chars``)."""
+
+    kinds: np.ndarray  # int8
+    owners: np.ndarray  # int32
+    piece: np.ndarray  # int32
+    piece_chars: np.ndarray  # int64
+    own: np.ndarray  # int32
+    own_link: np.ndarray  # int32
+
+
+def _body_events(page: PageEvents, kept: _Kept) -> _BodyEvents:
+    """The page's events that the node table ``kept`` keeps (:class:`_BodyEvents`); in one
+    C pass with the compiled kernel, which counts the runs' collapsed lengths as it goes
+    (:func:`_piece_lengths`), else with numpy: the same arrays."""
+    kernel = active_kernel()
+    if kernel is not None:
+        found = kernel.body_events(
+            page.nodes, page.kinds, page.pieces, page.texts, kept.before, _bytes(kept.in_link)
+        )
+        return _BodyEvents(*_arrays(found, _EVENT_TYPES))
+    m = len(kept.element)
+    selected = np.append(kept.keep, False)[page.nodes]  # node -1: text outside every element
+    kinds = page.kinds[selected]
+    owners = kept.before[page.nodes[selected]]
+    piece = page.pieces[selected]
+    is_text = kinds == EVENT_TEXT
+    text_piece, text_owner = piece[is_text], owners[is_text]
+    piece_chars = np.zeros(len(page.texts) + 1, dtype=np.int64)  # the last: the marker
+    piece_chars[text_piece] = _piece_lengths(page.texts, text_piece)
+    chars = piece_chars[text_piece]
+    own = np.bincount(text_owner, weights=chars, minlength=m).astype(np.int32)
+    own_link = np.bincount(
+        text_owner, weights=chars * kept.in_link[text_owner], minlength=m
+    ).astype(np.int32)
+    return _BodyEvents(
+        kinds, owners.astype(np.int32), piece.astype(np.int32), piece_chars, own, own_link
+    )
+
+
+#: The types of :class:`_BodyEvents`' arrays, in order.
+_EVENT_TYPES = (np.int8, np.int32, np.int32, np.int64, np.int32, np.int32)
+
+
+def _bytes(flags: np.ndarray) -> np.ndarray:
+    """A boolean array as the kernel reads it (contiguous bytes)."""
+    return np.ascontiguousarray(flags).view(np.uint8)
+
+
+def _arrays(found: tuple[bytearray, ...], types: tuple[type, ...]) -> list[np.ndarray]:
+    """The kernel's arrays (``found``, as bytes) as numpy arrays of ``types``."""
+    return [np.frombuffer(column, dtype=t) for column, t in zip(found, types, strict=True)]
 
 
 def _attribute_markup(values: tuple[str | None, ...] | None) -> str:

@@ -8,6 +8,7 @@ import pickle
 import re
 from collections import Counter
 from collections.abc import Iterator
+from html import escape
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,14 @@ from lxml import etree
 
 from scrapy_tagratio import ExtractionError, extract, reader
 from scrapy_tagratio.cleaning import HIDING, HIDING_CLASSES, hidden_by_class, name_codes
-from scrapy_tagratio.document import Document, _collapse_pieces, parse_html, strip_tags
+from scrapy_tagratio.document import (
+    Document,
+    _body_events,
+    _collapse_pieces,
+    _kept_elements,
+    parse_html,
+    strip_tags,
+)
 from scrapy_tagratio.nodetable import _subtree_mask, _subtree_sum
 from scrapy_tagratio.reader import kernel_status
 from scrapy_tagratio.source import _SOURCE_JUNK, _SOURCE_TAG
@@ -347,6 +355,74 @@ def test_the_kernels_subtree_sums_refuse_ends_outside_the_table(end: list[int]) 
 
     with pytest.raises(ValueError, match="subtree end"):
         _kernel.subtree_sums(np.array(end, dtype=np.int32), np.ones(2, dtype=np.int32))
+
+
+#: Pages of random elements: runs of text (white space of several kinds) and elements
+#: holding such pages, some of them links, code or hidden.
+_PAGE_TREES = st.recursive(
+    st.text(st.sampled_from(" \t\nab\xe9\u3000"), max_size=5),
+    lambda children: st.tuples(
+        st.sampled_from(["div", "p", "a", "span", "button", "script", "li", "div hidden"]),
+        st.lists(children, max_size=4),
+    ),
+    max_leaves=40,
+)
+
+
+def _page_html(tree: Any) -> str:
+    if isinstance(tree, str):
+        return escape(tree)
+    tag, children = tree
+    return f"<{tag}>{''.join(map(_page_html, children))}</{tag.split()[0]}>"
+
+
+@pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PAGE_TREES, max_size=4), st.data())
+def test_the_kernels_node_table_tree_and_events_are_numpys(trees: list[Any], data: Any) -> None:
+    """The node table's kept elements and their events (``_kept_elements`` and
+    ``_body_events``) by the kernel's passes and by numpy, on random pages with random
+    elements dropped, link-like and chosen as the body: the same arrays, of the same
+    types."""
+    html = "<html><body>" + "".join(map(_page_html, trees)) + "</body></html>"
+    with _reading_by("kernel"):
+        page = Document.from_input(html).page
+    n = len(page)
+    body = data.draw(st.integers(0, n - 1))
+    skip = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)))
+    skip[body] = False  # as the walk leaves it
+    link = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)))
+    found = {}
+    for name in ("target", "kernel"):
+        with _reading_by(name):
+            kept = _kept_elements(page, body, skip, link)
+            found[name] = (kept, _body_events(page, kept))
+    for ours, theirs in zip(found["kernel"], found["target"], strict=True):
+        for field, a, b in zip(ours._fields, ours, theirs, strict=True):
+            assert a.dtype == b.dtype, field
+            assert a.tolist() == b.tolist(), field
+
+
+@pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
+def test_the_kernels_node_table_passes_refuse_what_they_would_read_out_of_bounds() -> None:
+    """``kept_elements`` and ``body_events`` read and write by index unchecked in their
+    loops: a parent or end out of order, a body, element or piece outside its list, or
+    counts of kept elements that put a node outside the table, is an error."""
+    from scrapy_tagratio import _kernel
+
+    ints = lambda *values: np.array(values, dtype=np.int32)  # noqa: E731
+    flags = np.zeros(2, dtype=np.uint8)
+    for parent, end, body in (((-1, 0), (2, 3), 0), ((-1, 1), (2, 2), 0), ((-1, 0), (2, 2), 2)):
+        with pytest.raises((ValueError, IndexError)):
+            _kernel.kept_elements(ints(*parent), ints(*end), ints(0, 1), flags, flags, body)
+    before = np.array([0, 1, 2], dtype=np.int64)
+    in_link = np.zeros(2, dtype=np.uint8)
+    kinds = np.zeros(1, dtype=np.int8)  # one text event
+    for node, piece in ((2, 0), (-2, 0), (0, 1), (0, -1)):
+        with pytest.raises(IndexError):
+            _kernel.body_events(ints(node), kinds, ints(piece), ["x"], before, in_link)
+    with pytest.raises(ValueError, match="kept elements"):  # counts that are no running count
+        _kernel.body_events(ints(0), kinds, ints(0), ["x"], np.array([3, 4, 2]), in_link)
 
 
 @given(st.lists(st.tuples(st.integers(0, 3), st.booleans()), max_size=60))
