@@ -334,19 +334,31 @@ _META = {
 #: Meta keys declaring the language, after ``<html lang>``: Dublin Core, then OpenGraph's
 #: locale (often a template's default).
 _LANGUAGE_META = ("dc.language", "dcterms.language", "language", "og:locale")
+#: Every meta key read above.
+_READ_META = frozenset(
+    [*(k for t in (_OPENGRAPH, _META) for keys in t.values() for k in keys), *_LANGUAGE_META]
+)
 
 
 def _meta_values(page: PageEvents) -> dict[str, list[tuple[str, bool]]]:
-    """Meta ``content`` per lower-case key, in document order; the flag tells an
-    ``itemprop`` (microdata) from a ``property``/``name`` (meta)."""
+    """Meta ``content`` per lower-case key read (:data:`_READ_META`), in document order;
+    the flag tells an ``itemprop`` (microdata) from a ``property``/``name`` (meta). Only
+    the contents of those keys are cleaned: most of a page's meta (viewport, robots,
+    verification codes, apps' settings) are never read."""
     values: dict[str, list[tuple[str, bool]]] = {}
     for meta_property, name, itemprop, content in page.attributes.metas:
+        read = []
+        for key, microdata in ((meta_property, False), (name, False), (itemprop, True)):
+            key = (key or "").strip().lower()
+            if key in _READ_META:
+                read.append((key, microdata))
+        if not read:
+            continue
         content = clean(content or "")
         if not content:
             continue
-        for key, microdata in ((meta_property, False), (name, False), (itemprop, True)):
-            if key:
-                values.setdefault(key.strip().lower(), []).append((content, microdata))
+        for key, microdata in read:
+            values.setdefault(key, []).append((content, microdata))
     return values
 
 
@@ -666,6 +678,8 @@ def _from_meta(
     for table, source, microdata in tables:
         for name, keys in table.items():
             if metas.keys().isdisjoint(keys):  # nothing to offer (most fields of a page)
+                continue
+            if name in fields.values and name != "headline":  # a more trusted source's
                 continue
             keyed = [
                 (key, value)
