@@ -155,7 +155,7 @@ def _json_ld_nodes(page: PageEvents) -> list[dict[str, Any]]:
         source = _json_source(page.own_text(script))
         if not source:
             continue
-        if "\\u" in source:
+        if "\\ud" in source or "\\uD" in source:  # what a surrogate's escape starts with
             source = _LONE_SURROGATE.sub(r"\\ufffd", source)
         try:
             data = json.loads(source, strict=False)
