@@ -195,9 +195,9 @@ def _main_node(nodes: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The article's node: the first article-typed node with a headline, else the first
     article-typed node, else the first web page node."""
     articles = [n for n in nodes if _is_article(n)]
-    with_headline = [n for n in articles if n.get("headline")]
-    pages = [n for n in nodes if not _PAGE_TYPES.isdisjoint(_types(n))]
-    return next(iter(with_headline or articles or pages), None)
+    if articles:
+        return next((n for n in articles if n.get("headline")), articles[0])
+    return next((n for n in nodes if not _PAGE_TYPES.isdisjoint(_types(n))), None)
 
 
 _INVISIBLE = re.compile("[\u00ad\u200b-\u200d\u2060\ufeff]")
