@@ -471,7 +471,7 @@ class Document:
     @cached_property
     def html_title(self) -> str:
         """The text of the page's first ``<title>`` (white space collapsed; ``""`` if none)."""
-        return self._first_text("title")
+        return self.page.title_text
 
     @cached_property
     def title(self) -> str | None:

@@ -151,8 +151,8 @@ def _json_ld_nodes(page: PageEvents) -> list[dict[str, Any]]:
     """Every JSON object of the page's JSON-LD scripts, ``@graph`` and lists flattened,
     in document order; unreadable scripts are skipped."""
     nodes: list[dict[str, Any]] = []
-    for script in page.attributes.json_ld:
-        source = _json_source(page.own_text(script))
+    for script in page.json_ld_sources:
+        source = _json_source(script)
         if not source:
             continue
         if "\\ud" in source or "\\uD" in source:  # what a surrogate's escape starts with
@@ -736,7 +736,7 @@ def _headline(
     description (Wikipedia's) gives way to the node's ``name``, and an ``<h1>`` that is
     the site's logo to the ``<title>``. ``hosts``: the URL's host names
     (:func:`_host_names`), site names too."""
-    html_title = next((page.text_under(i) for i in _first(page.tags, "title", 1)), "")
+    html_title = page.title_text
     names = _site_names([fields.values.get("site_name") or "", *hosts])
     folded_headings = {_fold(heading) for heading in headings} - {""}
     found = [*titles, (html_title, "title"), *((h, "title") for h in headings)]
