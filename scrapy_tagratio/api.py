@@ -27,6 +27,19 @@ __all__ = ["extract"]
 _DEFAULT_DETECTOR = OverviewDetector()
 
 
+#: Per algorithm class, its instance with the default parameters (:func:`_with_defaults`).
+_DEFAULT_RUNNERS: dict[type[Algorithm], Algorithm] = {}
+
+
+def _with_defaults(algorithm: type[Algorithm]) -> Algorithm:
+    """``algorithm`` with its default parameters, built (and validated) once: instances
+    are frozen, so every call without parameters shares it."""
+    runner = _DEFAULT_RUNNERS.get(algorithm)
+    if runner is None:
+        runner = _DEFAULT_RUNNERS[algorithm] = algorithm.with_params()
+    return runner
+
+
 def extract(
     html: str | bytes | Any,
     *,
@@ -91,7 +104,8 @@ def extract(
             raise bad_parameter("give parameters either in the algorithm instance or as keywords")
         runner = algorithm
     else:
-        runner = get_algorithm(algorithm or DEFAULT_ALGORITHM).with_params(**params)
+        chosen = get_algorithm(algorithm or DEFAULT_ALGORITHM)
+        runner = chosen.with_params(**params) if params else _with_defaults(chosen)
     deadline = time.monotonic() + time_budget if time_budget is not None else None
     document = Document.from_input(
         html, url=url, content_type=content_type, max_bytes=max_bytes, deadline=deadline

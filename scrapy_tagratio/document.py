@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from html import escape
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple
 
 import numpy as np
 from lxml import etree
@@ -236,7 +236,7 @@ class Document:
         end = page.end
         # The page's distinct hints, numbered once: read by the hiding classes here and by
         # the algorithms' hint tests (the node table's hint_codes).
-        hint_codes, numbering = name_codes(cast("list[str]", page.hints))  # object array
+        hint_codes, numbering = name_codes(page.hints.tolist())  # a list reads faster
         hint_names = list(numbering)
         # Cleaning: the subtrees of dropped elements go, their tails stay. A hidden
         # element holding most of the page is not dropped (see _hidden_to_skip).
@@ -471,7 +471,7 @@ class Document:
     @cached_property
     def html_title(self) -> str:
         """The text of the page's first ``<title>`` (white space collapsed; ``""`` if none)."""
-        return self._first_text("title")
+        return self.page.title_text
 
     @cached_property
     def title(self) -> str | None:

@@ -189,6 +189,19 @@ class PageEvents:
         return None
 
     @cached_property
+    def title_text(self) -> str:
+        """The text of the page's first ``<title>`` (:meth:`text_under`; ``""`` if none):
+        read by the document (:attr:`~.document.Document.html_title`) and by the metadata."""
+        tags = self.tags
+        return self.text_under(tags.index("title")) if "title" in tags else ""
+
+    @cached_property
+    def json_ld_sources(self) -> list[str]:
+        """The text of each JSON-LD script (``attributes.json_ld``), raw, in document order
+        (read by the metadata and by the overview detector)."""
+        return [self.own_text(script) for script in self.attributes.json_ld]
+
+    @cached_property
     def _spans(self) -> tuple[np.ndarray, np.ndarray]:
         """Per element, the events of its opening and of its closing: the events of its
         subtree lie between them, so a text query reads that range, not every event."""

@@ -151,11 +151,11 @@ def _json_ld_nodes(page: PageEvents) -> list[dict[str, Any]]:
     """Every JSON object of the page's JSON-LD scripts, ``@graph`` and lists flattened,
     in document order; unreadable scripts are skipped."""
     nodes: list[dict[str, Any]] = []
-    for script in page.attributes.json_ld:
-        source = _json_source(page.own_text(script))
+    for script in page.json_ld_sources:
+        source = _json_source(script)
         if not source:
             continue
-        if "\\u" in source:
+        if "\\ud" in source or "\\uD" in source:  # what a surrogate's escape starts with
             source = _LONE_SURROGATE.sub(r"\\ufffd", source)
         try:
             data = json.loads(source, strict=False)
@@ -195,9 +195,9 @@ def _main_node(nodes: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The article's node: the first article-typed node with a headline, else the first
     article-typed node, else the first web page node."""
     articles = [n for n in nodes if _is_article(n)]
-    with_headline = [n for n in articles if n.get("headline")]
-    pages = [n for n in nodes if not _PAGE_TYPES.isdisjoint(_types(n))]
-    return next(iter(with_headline or articles or pages), None)
+    if articles:
+        return next((n for n in articles if n.get("headline")), articles[0])
+    return next((n for n in nodes if not _PAGE_TYPES.isdisjoint(_types(n))), None)
 
 
 _INVISIBLE = re.compile("[\u00ad\u200b-\u200d\u2060\ufeff]")
@@ -334,19 +334,31 @@ _META = {
 #: Meta keys declaring the language, after ``<html lang>``: Dublin Core, then OpenGraph's
 #: locale (often a template's default).
 _LANGUAGE_META = ("dc.language", "dcterms.language", "language", "og:locale")
+#: Every meta key read above.
+_READ_META = frozenset(
+    [*(k for t in (_OPENGRAPH, _META) for keys in t.values() for k in keys), *_LANGUAGE_META]
+)
 
 
 def _meta_values(page: PageEvents) -> dict[str, list[tuple[str, bool]]]:
-    """Meta ``content`` per lower-case key, in document order; the flag tells an
-    ``itemprop`` (microdata) from a ``property``/``name`` (meta)."""
+    """Meta ``content`` per lower-case key read (:data:`_READ_META`), in document order;
+    the flag tells an ``itemprop`` (microdata) from a ``property``/``name`` (meta). Only
+    the contents of those keys are cleaned: most of a page's meta (viewport, robots,
+    verification codes, apps' settings) are never read."""
     values: dict[str, list[tuple[str, bool]]] = {}
     for meta_property, name, itemprop, content in page.attributes.metas:
+        read = []
+        for key, microdata in ((meta_property, False), (name, False), (itemprop, True)):
+            key = (key or "").strip().lower()
+            if key in _READ_META:
+                read.append((key, microdata))
+        if not read:
+            continue
         content = clean(content or "")
         if not content:
             continue
-        for key, microdata in ((meta_property, False), (name, False), (itemprop, True)):
-            if key:
-                values.setdefault(key.strip().lower(), []).append((content, microdata))
+        for key, microdata in read:
+            values.setdefault(key, []).append((content, microdata))
     return values
 
 
@@ -667,6 +679,8 @@ def _from_meta(
         for name, keys in table.items():
             if metas.keys().isdisjoint(keys):  # nothing to offer (most fields of a page)
                 continue
+            if name in fields.values and name != "headline":  # a more trusted source's
+                continue
             keyed = [
                 (key, value)
                 for key in keys
@@ -722,7 +736,7 @@ def _headline(
     description (Wikipedia's) gives way to the node's ``name``, and an ``<h1>`` that is
     the site's logo to the ``<title>``. ``hosts``: the URL's host names
     (:func:`_host_names`), site names too."""
-    html_title = next((page.text_under(i) for i in _first(page.tags, "title", 1)), "")
+    html_title = page.title_text
     names = _site_names([fields.values.get("site_name") or "", *hosts])
     folded_headings = {_fold(heading) for heading in headings} - {""}
     found = [*titles, (html_title, "title"), *((h, "title") for h in headings)]

@@ -591,8 +591,8 @@ def _page_signals(document: Document) -> tuple[bool, bool, bool, bool, bool, boo
     page = document.page
     attributes = page.attributes
     declared: set[str] = set()
-    for script in attributes.json_ld:
-        declared.update(_JSONLD_TYPE.findall(page.own_text(script)[:20000]))
+    for script in page.json_ld_sources:
+        declared.update(_JSONLD_TYPE.findall(script[:20000]))
     og_type = ""
     published = False
     for meta_property, name, itemprop, content in attributes.metas:

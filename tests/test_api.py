@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import pickle
 import time
@@ -51,6 +52,18 @@ def test_a_url_urllib_cannot_parse_still_gives_the_extraction(url: str) -> None:
     assert found.url == url
     assert found.metadata.canonical_url == "/news/quay-opens"
     assert found.overview_verdict == extract(page).overview_verdict
+
+
+@pytest.mark.parametrize("name", sorted(ALGORITHMS))
+def test_params_are_the_dataclass_fields_and_a_fresh_dict(name: str) -> None:
+    # params() reads the fields without asdict's deep copy (they are all plain values);
+    # extract() without parameters shares one default instance, never its params dict.
+    algorithm = ALGORITHMS[name]()
+    assert algorithm.params() == dataclasses.asdict(algorithm)
+    assert list(algorithm.params()) == [f.name for f in dataclasses.fields(algorithm)]
+    first = extract(ARTICLE, algorithm=name)
+    first.params["changed"] = True  # type: ignore[index]
+    assert extract(ARTICLE, algorithm=name).params == algorithm.params()
 
 
 @pytest.mark.parametrize("name", sorted(ALGORITHMS))

@@ -16,7 +16,13 @@ from scrapy_tagratio import extract
 from scrapy_tagratio.dates import find_date, parse_date, plausible
 from scrapy_tagratio.document import Document
 from scrapy_tagratio.language import bcp47, detector_available, same_language
-from scrapy_tagratio.metadata import SOURCES, Metadata, read_metadata, split_names
+from scrapy_tagratio.metadata import (
+    SOURCES,
+    Metadata,
+    _meta_values,
+    read_metadata,
+    split_names,
+)
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=timezone.utc)
 PARAGRAPHS = "".join(
@@ -180,6 +186,23 @@ def test_broken_json_ld_is_skipped_and_meta_used() -> None:
     assert found.authors == ("Ann Lee",) and found.published == "2024-05-03"
     assert found.canonical_url == "https://courier.example/news/quay-works"
     assert found.sources["authors"] == found.sources["published"] == "meta"
+
+
+def test_meta_values_keep_the_keys_read_in_document_order() -> None:
+    # Only the keys the metadata reads are kept (and only their contents cleaned), each
+    # under its lower-case name, in document order, microdata told apart.
+    head = (
+        '<meta name="viewport" content="width=device-width">'
+        '<meta property=" OG:Title " content="First &amp;amp; best">'
+        '<meta name="description" itemprop="description" content="Both">'
+        '<meta name="og:title" content="Second">'
+        '<meta name="robots" content="index">'
+    )
+    values = _meta_values(Document(page(head)).page)
+    assert values == {
+        "og:title": [("First & best", False), ("Second", False)],
+        "description": [("Both", False), ("Both", True)],
+    }
 
 
 def test_the_headline_is_the_title_without_the_site_name() -> None:

@@ -857,3 +857,20 @@ def test_thousands_of_distinct_names_are_coded_in_linear_time(walk: str, page: s
     seconds = time.perf_counter() - start
     assert seconds <= 8 * parse + 0.05, f"{seconds:.2f} s, lxml's parse {parse:.3f} s"
     assert len(events.tags) == 100_002  # html, body and the names'
+
+
+def test_title_text_and_json_ld_sources_are_read_once_per_page() -> None:
+    # The first <title>'s text and the JSON-LD scripts' sources, as text_under and
+    # own_text give them, kept on the page for the metadata and the overview detector.
+    html = (
+        "<html><head><title> The  first\ntitle </title>"
+        '<script type="application/ld+json">{"@type": "NewsArticle"}</script>'
+        "<script>var x = 1;</script>"
+        '<script type="application/ld+json">[{"@type": "WebSite"}]</script>'
+        "</head><body><title>Second</title><p>Text</p></body></html>"
+    )
+    page = Document(html).page
+    assert page.title_text == "The first title" == page.text_under(page.tags.index("title"))
+    assert page.json_ld_sources == ['{"@type": "NewsArticle"}', '[{"@type": "WebSite"}]']
+    assert page.json_ld_sources == [page.own_text(s) for s in page.attributes.json_ld]
+    assert Document("<html><body><p>No title</p></body></html>").page.title_text == ""

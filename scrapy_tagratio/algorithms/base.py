@@ -65,8 +65,9 @@ class Algorithm:
         """Check parameter values; raise :class:`ExtractionError` on a bad one."""
 
     def params(self) -> dict[str, Any]:
-        """The parameters as a plain dict (JSON-ready)."""
-        return dataclasses.asdict(self)
+        """The parameters as a plain dict (JSON-ready: numbers, strings, booleans and
+        None, so no deep copy is needed, as ``dataclasses.asdict`` would make)."""
+        return {name: getattr(self, name) for name in _parameter_names(type(self))}
 
     @classmethod
     def with_params(cls, **params: Any) -> Algorithm:
@@ -85,6 +86,18 @@ class Algorithm:
 
     def run(self, document: Document) -> Labelling:  # pragma: no cover - abstract
         raise NotImplementedError
+
+
+#: Per algorithm class, the names of its parameters (:func:`_parameter_names`).
+_PARAMETER_NAMES: dict[type[Algorithm], tuple[str, ...]] = {}
+
+
+def _parameter_names(algorithm: type[Algorithm]) -> tuple[str, ...]:
+    """The names of an algorithm's parameters (its dataclass fields), in order."""
+    names = _PARAMETER_NAMES.get(algorithm)
+    if names is None:
+        names = _PARAMETER_NAMES[algorithm] = tuple(f.name for f in dataclasses.fields(algorithm))
+    return names
 
 
 def bad_parameter(message: str) -> ExtractionError:
