@@ -153,12 +153,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="an algorithm parameter, e.g. -p clustering=threshold (repeatable)",
     )
     run.add_argument(
-        "--format", "-f", choices=("text", "markdown", "html", "json"), default="text",
+        "--format",
+        "-f",
+        choices=("text", "markdown", "html", "json"),
+        default="text",
         help="text: one paragraph per line; markdown: headings, lists, tables, emphasis; "
         "html: cleaned HTML; json: everything, metadata included",
     )
     run.add_argument(
-        "--no-metadata", action="store_true",
+        "--no-metadata",
+        action="store_true",
         help="do not read the page's metadata (headline, authors, dates, language)",
     )
     run.add_argument("--blocks", action="store_true", help="include per-block scores in json")

@@ -59,8 +59,16 @@ from .source import (
 
 # The names algorithms and users import from here, wherever they are defined now.
 __all__ = [
-    "BLOCK_TAGS", "LINK_TAGS", "Document", "NodeTable", "SourceView", "decode_html",
-    "normalise_text", "parse_html", "span_run_lengths", "strip_tags",
+    "BLOCK_TAGS",
+    "LINK_TAGS",
+    "Document",
+    "NodeTable",
+    "SourceView",
+    "decode_html",
+    "normalise_text",
+    "parse_html",
+    "span_run_lengths",
+    "strip_tags",
 ]
 
 

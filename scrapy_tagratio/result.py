@@ -66,8 +66,12 @@ class BlockScores:
         tags = self.tags or (None,) * len(self)
         template = self.template.tolist() if self.template is not None else [False] * len(self)
         rows = zip(
-            self.scores.tolist(), self.labels.tolist(), self.text_lengths.tolist(), tags,
-            template, strict=True,
+            self.scores.tolist(),
+            self.labels.tolist(),
+            self.text_lengths.tolist(),
+            tags,
+            template,
+            strict=True,
         )
         return tuple(
             Block(self.kind, i, float(s), bool(c), int(n), t, bool(m))
@@ -163,7 +167,5 @@ class Extraction:
         if html:
             data["html"] = self.html
         if blocks:
-            data["blocks"] = [
-                {**b.to_dict(), "score": _json_number(b.score)} for b in self.blocks
-            ]
+            data["blocks"] = [{**b.to_dict(), "score": _json_number(b.score)} for b in self.blocks]
         return data

@@ -516,9 +516,7 @@ class TagRatioSettings:
             )
         named = [field for field in fields.values() if field]
         if len(set(named)) < len(named):
-            raise SettingsError(
-                f"{', '.join(fields)} must name different fields; got {fields}"
-            )
+            raise SettingsError(f"{', '.join(fields)} must name different fields; got {fields}")
         max_bytes = _limit("TAGRATIO_MAX_BYTES", raw["TAGRATIO_MAX_BYTES"], integer=True)
         return cls(
             enabled=_bool("TAGRATIO_ENABLED", raw["TAGRATIO_ENABLED"]),

@@ -19,7 +19,11 @@ from .cleaning import BLOCK_TAGS, VOID_TAGS, TagClasses, _block_content, _droppe
 from .events import _is_hidden
 
 __all__ = [
-    "SourceView", "normalise_text", "reader_text", "source_view", "span_run_lengths",
+    "SourceView",
+    "normalise_text",
+    "reader_text",
+    "source_view",
+    "span_run_lengths",
     "strip_tags",
 ]
 

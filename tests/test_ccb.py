@@ -192,8 +192,13 @@ def test_rounds_check_the_deadline() -> None:
     vector = char_vector(Document.from_input(page).source)
     with pytest.raises(ExtractionError, match="CCB blurring"):
         settled_labels(
-            vector.values, sigma=40 / 3, radius=40, threshold=0.75, settle=0.01,
-            max_rounds=50, document=document,
+            vector.values,
+            sigma=40 / 3,
+            radius=40,
+            threshold=0.75,
+            settle=0.01,
+            max_rounds=50,
+            document=document,
         )
 
 
@@ -363,8 +368,11 @@ def test_tccb_counts_each_character_of_unspaced_scripts_as_a_word() -> None:
     is one token and can never outweigh the tags around it."""
     source = Document.from_input("<body><p>中文字<b>ab c</b>日本</p></body>").source
     vector = token_vector(source)
-    tokens = [source.text[s:e] for s, e, v in zip(vector.starts, vector.ends, vector.values,
-                                                   strict=True) if v]
+    tokens = [
+        source.text[s:e]
+        for s, e, v in zip(vector.starts, vector.ends, vector.values, strict=True)
+        if v
+    ]
     assert tokens == ["中", "文", "字", "ab", "c", "日", "本"]
     # whole-word output takes the word as rendered: "中文字ab" runs across the inline tag
     words = [source.text[s:e] for s, e in zip(vector.word_starts, vector.word_ends, strict=True)]

@@ -75,8 +75,12 @@ def test_composite_density_is_definition_2() -> None:
     doc, at = example_nodes()
     nodes = doc.nodes
     ctd = composite_text_density(
-        nodes.chars, nodes.tags, nodes.link_chars, nodes.link_tags,
-        float(nodes.chars[0]), float(nodes.link_chars[0]),
+        nodes.chars,
+        nodes.tags,
+        nodes.link_chars,
+        nodes.link_tags,
+        float(nodes.chars[0]),
+        float(nodes.link_chars[0]),
     )
     # articleBody: C = 39, T = 1, LC = 15, LT = 1; body: Cb = 85, LCb = 15.
     c, t, lc, lt, cb, lcb = 39, 1, 15, 1, 85, 15
@@ -114,8 +118,12 @@ def test_threshold_is_lowered_along_the_max_densitysum_path() -> None:
     page = (
         "<body><div class='nav'>" + "<a>x</a>" * 30 + "</div>"
         "<div class='wrap'><div class='article'>"
-        + "<p>" + "long paragraph text " * 20 + "</p>" * 1
-        + "<p>" + "another long paragraph " * 20 + "</p>"
+        + "<p>"
+        + "long paragraph text " * 20
+        + "</p>" * 1
+        + "<p>"
+        + "another long paragraph " * 20
+        + "</p>"
         + "</div></div></body>"
     )
     doc = Document.from_input(page)
@@ -175,8 +183,11 @@ def test_bad_parameters_name_themselves() -> None:
 # the body is a wrapper below the body (TD 96 < the body's 99.7).
 WEAK_WRAPPER = (
     "<body><p>" + "a plain paragraph straight in the body " * 6 + "</p>"
-    "<div class='wrap'>" + "".join(f"<span>{i}</span>" for i in range(6))
-    + "<div class='article'><p>" + "long paragraph text " * 20 + "</p>"
+    "<div class='wrap'>"
+    + "".join(f"<span>{i}</span>" for i in range(6))
+    + "<div class='article'><p>"
+    + "long paragraph text " * 20
+    + "</p>"
     "<p>" + "another long paragraph " * 20 + "</p></div></div></body>"
 )
 

@@ -83,8 +83,13 @@ def test_a_break_inside_a_tag_moves_past_the_end_of_the_tag() -> None:
     text = "x" * 55 + '<a href="/somewhere/far">' + "y" * 100
     tag_start, tag_end = 55, 55 + len('<a href="/somewhere/far">')
     breaks = wrap_breaks(
-        np.array([0]), np.array([len(text)]), np.array([tag_start]), np.array([tag_end]),
-        NO_WORD_BREAKS, wrap=60, wrap_above=60,
+        np.array([0]),
+        np.array([len(text)]),
+        np.array([tag_start]),
+        np.array([tag_end]),
+        NO_WORD_BREAKS,
+        wrap=60,
+        wrap_above=60,
     )
     # The 60th character is inside the tag: the first break goes right after it (80),
     # then every 60 characters.
@@ -96,8 +101,13 @@ def test_a_break_moves_on_to_the_next_word_boundary_within_reach() -> None:
     text = "abcdefg " * 40
     spaces = np.array([i for i, ch in enumerate(text) if ch == " "])
     breaks = wrap_breaks(
-        np.array([0]), np.array([len(text)]), NO_WORD_BREAKS, NO_WORD_BREAKS, spaces,
-        wrap=60, wrap_above=60,
+        np.array([0]),
+        np.array([len(text)]),
+        NO_WORD_BREAKS,
+        NO_WORD_BREAKS,
+        spaces,
+        wrap=60,
+        wrap_above=60,
     )
     # 60 falls in the word at 56..62: the break goes to the space at 63, the next count
     # ends at 123, inside the word 120..126, so the break goes to 127, then 191, 255 and
@@ -107,16 +117,26 @@ def test_a_break_moves_on_to_the_next_word_boundary_within_reach() -> None:
     # Without a boundary within 60 characters (text without spaces) the cut stays.
     far = np.array([200])
     breaks = wrap_breaks(
-        np.array([0]), np.array([300]), NO_WORD_BREAKS, NO_WORD_BREAKS, far,
-        wrap=60, wrap_above=60,
+        np.array([0]),
+        np.array([300]),
+        NO_WORD_BREAKS,
+        NO_WORD_BREAKS,
+        far,
+        wrap=60,
+        wrap_above=60,
     )
     assert breaks.tolist() == [60, 120, 200, 260]
 
 
 def test_short_lines_are_not_wrapped() -> None:
     breaks = wrap_breaks(
-        np.array([0, 101]), np.array([100, 150]), NO_WORD_BREAKS, NO_WORD_BREAKS,
-        NO_WORD_BREAKS, wrap=60, wrap_above=200,
+        np.array([0, 101]),
+        np.array([100, 150]),
+        NO_WORD_BREAKS,
+        NO_WORD_BREAKS,
+        NO_WORD_BREAKS,
+        wrap=60,
+        wrap_above=200,
     )
     assert breaks.size == 0
 
@@ -128,8 +148,13 @@ def one_line_page(paragraphs: int) -> str:
     )
     nav = '<li><a href="/section/a">Section</a></li>'
     return (
-        "<html><body><ul>" + nav * 40 + "</ul><div>" + para * paragraphs
-        + "</div><ul>" + nav * 40 + "</ul></body></html>"
+        "<html><body><ul>"
+        + nav * 40
+        + "</ul><div>"
+        + para * paragraphs
+        + "</div><ul>"
+        + nav * 40
+        + "</ul></body></html>"
     )
 
 
@@ -195,8 +220,17 @@ def article_page() -> str:
     """Menu, 12 paragraph lines, footer: the shape of the paper's Figure 1."""
     paragraphs = [f"<p>{WORDS * 2}<a href='/r{i}'>report {i:02d}</a>.</p>" for i in range(12)]
     return "\n".join(
-        ["<html><body>", "<ul>", *menu("Nav"), "</ul>", *paragraphs, "<ul>", *menu("Foot"),
-         "</ul>", "</body></html>"]
+        [
+            "<html><body>",
+            "<ul>",
+            *menu("Nav"),
+            "</ul>",
+            *paragraphs,
+            "<ul>",
+            *menu("Foot"),
+            "</ul>",
+            "</body></html>",
+        ]
     )
 
 

@@ -30,7 +30,10 @@ PAGE = (
 def run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
         [sys.executable, "-m", "scrapy_tagratio", *args],
-        input=stdin, capture_output=True, timeout=120, check=False,
+        input=stdin,
+        capture_output=True,
+        timeout=120,
+        check=False,
     )
 
 
@@ -49,8 +52,19 @@ def test_extract_prints_the_main_text(page_file: Path) -> None:
 
 
 def test_extract_json_with_algorithm_and_parameter(page_file: Path) -> None:
-    done = run("extract", str(page_file), "-a", "cetr", "-p", "clustering=threshold",
-               "-p", "lam=0.5", "-f", "json", "--blocks")
+    done = run(
+        "extract",
+        str(page_file),
+        "-a",
+        "cetr",
+        "-p",
+        "clustering=threshold",
+        "-p",
+        "lam=0.5",
+        "-f",
+        "json",
+        "--blocks",
+    )
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["algorithm"] == "cetr"
@@ -72,8 +86,11 @@ def test_extract_reads_standard_input_and_reports_bad_input() -> None:
 def test_algorithms_lists_every_name_first_on_its_line() -> None:
     done = run("algorithms")
     assert done.returncode == 0
-    heads = [line.split()[0].rstrip(":") for line in done.stdout.decode().splitlines()
-             if line and not line.startswith(" ")]
+    heads = [
+        line.split()[0].rstrip(":")
+        for line in done.stdout.decode().splitlines()
+        if line and not line.startswith(" ")
+    ]
     assert heads == list(ALGORITHMS)
     assert f"{DEFAULT_ALGORITHM} (default):" in done.stdout.decode()
     assert "    clustering = 'farthest-first'" in done.stdout.decode()

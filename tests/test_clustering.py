@@ -196,9 +196,7 @@ def test_same_seed_same_labels(clustering: str) -> None:
 def test_seed_changes_the_random_first_centre() -> None:
     rng = np.random.default_rng(12)
     points = np.abs(rng.normal(0, 10, (500, 2)))
-    outcomes = {
-        tuple(partition(points, "farthest-first", seed=s)[0].tolist()) for s in range(10)
-    }
+    outcomes = {tuple(partition(points, "farthest-first", seed=s)[0].tolist()) for s in range(10)}
     assert len(outcomes) > 1
 
 

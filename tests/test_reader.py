@@ -718,11 +718,10 @@ CHARSET_PAGES: dict[str, tuple[bytes, str | None]] = {
     "meta latin-1 over utf-8": ('<meta charset="latin-1"><p>\u00e9</p>'.encode(), None),
     "meta koi8-r": ('<meta charset="koi8-r"><p>\u00e9</p>'.encode(), None),
     "http utf-8 over meta koi8-r": (
-        '<meta charset="koi8-r"><p>\u00e9</p>'.encode(), "text/html; charset=utf-8"
+        '<meta charset="koi8-r"><p>\u00e9</p>'.encode(),
+        "text/html; charset=utf-8",
     ),
-    "http koi8-r over meta utf-8": (
-        b'<meta charset="utf-8"><p>x</p>', "text/html; charset=koi8-r"
-    ),
+    "http koi8-r over meta utf-8": (b'<meta charset="utf-8"><p>x</p>', "text/html; charset=koi8-r"),
     "utf-16 declared": ("<p>x</p>".encode("utf-16-be"), "text/html; charset=utf-16"),
     "utf-16 with bom": ("<p>x</p>".encode("utf-16"), None),
     "unknown charset": (b'<meta charset="no-such"><p>x</p>', None),

@@ -462,8 +462,7 @@ def _rails_after_story() -> str:
     summary of their own to the link."""
     story = "".join(STORY.split("</p>")[:3]) + "</p>"
     bare = "".join(
-        f"<li><a href='/news/story-{i}'>Harbour story number {i}: the tides and the town</a>"
-        "</li>"
+        f"<li><a href='/news/story-{i}'>Harbour story number {i}: the tides and the town</a></li>"
         for i in range(6)
     )
     summaries = "".join(

@@ -222,8 +222,12 @@ class CETD(Algorithm):
         if self.density == "td":
             return text_density(nodes.chars, nodes.tags)
         return composite_text_density(
-            nodes.chars, nodes.tags, nodes.link_chars, nodes.link_tags,
-            float(nodes.chars[0]), float(nodes.link_chars[0]),
+            nodes.chars,
+            nodes.tags,
+            nodes.link_chars,
+            nodes.link_tags,
+            float(nodes.chars[0]),
+            float(nodes.link_chars[0]),
         )
 
     @staticmethod

@@ -162,8 +162,13 @@ def line_table(source: SourceView, *, wrap: int = 60, wrap_above: int = 200) -> 
     boundary[source.tag_ends[block]] = True
     word_breaks = np.flatnonzero(boundary)
     breaks = wrap_breaks(
-        physical_starts, physical_ends, source.tag_starts, source.tag_ends, word_breaks,
-        wrap=wrap, wrap_above=wrap_above,
+        physical_starts,
+        physical_ends,
+        source.tag_starts,
+        source.tag_ends,
+        word_breaks,
+        wrap=wrap,
+        wrap_above=wrap_above,
     )
     starts = np.sort(np.concatenate((physical_starts, breaks)))
     ends = np.concatenate((starts[1:], [size]))
@@ -194,7 +199,8 @@ def line_table(source: SourceView, *, wrap: int = 60, wrap_above: int = 200) -> 
         tags=np.bincount(
             np.searchsorted(starts, source.tag_starts, side="right") - 1, minlength=n_lines
         ),
-        link_chars=np.searchsorted(link_at, ends) - np.searchsorted(link_at, starts)
+        link_chars=np.searchsorted(link_at, ends)
+        - np.searchsorted(link_at, starts)
         + np.bincount(link_runs, minlength=n_lines),
     )
 
