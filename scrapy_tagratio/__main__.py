@@ -18,6 +18,7 @@ import importlib.util
 import io
 import json
 import os
+import re
 import sys
 import urllib.request
 import zlib
@@ -53,10 +54,14 @@ def _read_input(source: str) -> tuple[bytes, str | None, str | None]:
     url = content_type = None
     if source == "-":
         data = sys.stdin.buffer.read()
-    elif source.startswith(("http://", "https://")):
+    elif source.lower().startswith(("http://", "https://")):
         request = urllib.request.Request(source, headers={"User-Agent": "scrapy-tagratio"})
         with urllib.request.urlopen(request, timeout=30) as response:
-            data, url, content_type = response.read(), source, response.headers.get("Content-Type")
+            # the address it was read from, after redirects (as a crawl's response.url)
+            data, url = response.read(), response.geturl()
+            content_type = response.headers.get("Content-Type")
+    elif re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", source):
+        raise OSError("only http:// and https:// URLs are read (or a file path, or -)")
     else:
         data = Path(source).read_bytes()
     return _gunzip(data), url, content_type

@@ -8,9 +8,11 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import LocalSite
 
 from scrapy_tagratio import ALGORITHMS, DEFAULT_ALGORITHM
 
@@ -156,3 +158,25 @@ def test_a_closed_output_pipe_ends_quietly(tmp_path: Path) -> None:
     stderr = proc.stderr.read()
     assert proc.wait(timeout=120) == 141
     assert stderr == b""
+
+
+def test_extract_of_a_redirected_url_reads_the_page_at_its_final_address(
+    local_site: Callable[..., LocalSite],
+) -> None:
+    # As a crawl does (response.url): the overview detector and the metadata read the
+    # address the page came from, not the one asked for.
+    site = local_site()
+    story = site.add("/news/2024/05/quay-opens.html", PAGE)
+    moved = site.add("/s/17", "", status=301, headers={"Location": story})
+    done = run("extract", moved, "-f", "json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["url"] == story
+
+
+@pytest.mark.parametrize("source", ["ftp://example.org/page.html", "HTTPS://127.0.0.1:1/x"])
+def test_extract_names_a_url_it_cannot_read(source: str) -> None:
+    done = run("extract", source)
+    assert done.returncode == 2
+    message = done.stderr.decode()
+    assert message.startswith(f"error: cannot read {source}: ")
+    assert "No such file" not in message
