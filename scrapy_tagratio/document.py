@@ -193,7 +193,8 @@ class Document:
         root = html.getroot() if hasattr(html, "getroot") else html
         if not hasattr(root, "iter") or not hasattr(root, "attrib"):
             raise ExtractionError(
-                f"cannot extract from {type(html).__name__}: give str, bytes or an lxml element"
+                f"cannot extract from {type(html).__name__}: give str, bytes or an lxml element",
+                kind="bad_parameter",
             )
         # Serialised and read like any page: libxml2 writes the tree in one pass, which
         # costs less than visiting its elements from Python.

@@ -136,6 +136,14 @@ def test_a_bad_argument_value_is_a_bad_parameter(argument: str, value: Any) -> N
     assert caught.value.kind == "bad_parameter"
 
 
+@pytest.mark.parametrize("page", [None, 5, [ARTICLE], {"html": ARTICLE}])
+def test_a_page_of_another_type_is_a_bad_parameter(page: Any) -> None:
+    # These said kind "extraction", which the README does not list for extract().
+    with pytest.raises(ExtractionError, match=r"^cannot extract from") as caught:
+        extract(page)
+    assert caught.value.kind == "bad_parameter"
+
+
 def test_the_content_type_may_be_scrapys_header_bytes() -> None:
     # response.headers.get("Content-Type") is bytes: it raised TypeError.
     page = ARTICLE.replace("Paragraph", "Caf\u00e9 cr\u00e8me").encode("cp1252")
