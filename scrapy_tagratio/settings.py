@@ -178,16 +178,16 @@ def _bool(name: str, value: Any) -> bool:
     raise SettingsError(f"{name} must be True or False (or 1/0, 'true'/'false'); got {value!r}")
 
 
-def _number(name: str, value: Any, *, integer: bool) -> float:
+def _number(name: str, value: Any, *, integer: bool, hint: str = "") -> float:
     kind = "an integer" if integer else "a number"
     if isinstance(value, str):
         try:
             value = int(value) if integer else float(value)
         except ValueError:
-            raise SettingsError(f"{name} must be {kind} >= 0; got {value!r}") from None
+            raise SettingsError(f"{name} must be {kind} >= 0{hint}; got {value!r}") from None
     ok = isinstance(value, int) if integer else isinstance(value, (int, float))
     if isinstance(value, bool) or not ok or not math.isfinite(value) or value < 0:
-        raise SettingsError(f"{name} must be {kind} >= 0; got {value!r}")
+        raise SettingsError(f"{name} must be {kind} >= 0{hint}; got {value!r}")
     return value
 
 
@@ -226,7 +226,8 @@ def _limit(name: str, value: Any, *, integer: bool) -> float | None:
     """A resource limit: ``None`` or 0 mean no limit."""
     if value is None:
         return None
-    number = _number(name, value, integer=integer)
+    # "inf" for no limit is refused: the message says what is (a float's inf is >= 0)
+    number = _number(name, value, integer=integer, hint=" (0: no limit)")
     return number or None
 
 

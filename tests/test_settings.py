@@ -3,6 +3,7 @@ value, per-request overrides, and the add-on's component list."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
@@ -135,6 +136,10 @@ ALL_ALGORITHMS = ", ".join(repr(name) for name in sorted(ALGORITHMS))
         ("TAGRATIO_TIME_BUDGET", "nan", "TAGRATIO_TIME_BUDGET must be a number >= 0"),
         ("TAGRATIO_TIME_BUDGET", -1.0, "TAGRATIO_TIME_BUDGET must be a number >= 0"),
         ("TAGRATIO_ALGORITM", "cetr", "unknown setting TAGRATIO_ALGORITM; the settings are:"),
+        # "no limit" spelled inf read "must be a number >= 0; got inf": 0 is no limit
+        ("TAGRATIO_TIME_BUDGET", "inf", "TAGRATIO_TIME_BUDGET must be a number >= 0 (0: no limit)"),
+        ("TAGRATIO_WORKER_TIMEOUT", math.inf, "must be a number >= 0 (0: no limit); got inf"),
+        ("TAGRATIO_MAX_BYTES", "-1", "TAGRATIO_MAX_BYTES must be an integer >= 0 (0: no limit)"),
     ],
 )
 def test_bad_value_names_the_setting_and_allowed_values(
