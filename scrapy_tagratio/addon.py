@@ -7,10 +7,14 @@ priorities below, unless the project already lists them (then its priorities sta
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from scrapy.utils.misc import load_object
 
 from .middlewares import TagRatioDownloaderMiddleware, TagRatioSpiderMiddleware
 from .pipelines import TagRatioPipeline
+from .settings import SettingsError
+from .startup import report_bad_settings
 
 if TYPE_CHECKING:
     from scrapy.settings import Settings
@@ -33,5 +37,33 @@ class Addon:
     """Enables the downloader middleware, the spider middleware and the pipeline."""
 
     def update_settings(self, settings: Settings) -> None:
+        # As Settings.setdefault_in_component_priority_dict, which loads every listed path:
+        # one that does not load (a path of ours mistyped to switch a component off, a
+        # stale None entry that Scrapy itself never loads) raised NameError through
+        # Scrapy's internals.
         for name, (component, priority) in PRIORITIES.items():
-            settings.setdefault_in_component_priority_dict(name, component, priority)
+            components = settings.getdict(name)
+            if component not in _loaded(name, components):
+                components[component] = priority
+                settings.set(name, components, settings.getpriority(name) or 0)
+
+
+def _loaded(name: str, components: dict[Any, Any]) -> list[Any]:
+    """The classes listed in the component dict ``name``: a path of another package that
+    does not load is left to Scrapy; one of this package's is a SettingsError that names
+    the components' paths."""
+    loaded = []
+    for key in components:
+        try:
+            loaded.append(load_object(key))
+        except (ImportError, NameError, ValueError) as exc:
+            if not (isinstance(key, str) and key.split(".")[0] == __package__):
+                continue
+            paths = [f"{cls.__module__}.{cls.__qualname__}" for cls, _ in PRIORITIES.values()]
+            error = SettingsError(
+                f"{name} lists {key!r}, which does not load ({exc}); the components are "
+                + ", ".join(paths)
+            )
+            report_bad_settings(error)
+            raise error from None
+    return loaded

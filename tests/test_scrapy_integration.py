@@ -822,6 +822,28 @@ def test_example_project_without_the_pipeline_stops_with_one_line(tmp_path: Path
     assert "Traceback" not in proc.stderr and "never retrieved" not in proc.stderr
 
 
+def test_example_project_with_a_component_path_that_does_not_load_stops_with_one_line(
+    tmp_path: Path,
+) -> None:
+    """A component switched off under a path guessed from ``scrapy_tagratio.Addon``: the
+    add-on loaded every listed path through Scrapy, and the NameError came out as some 30
+    lines of asyncio's "Task exception was never retrieved" traceback."""
+    off = json.dumps({"scrapy_tagratio.TagRatioSpiderMiddleware": None})
+    proc = run_example(
+        "-O", str(tmp_path / "x.jsonl"), "-s", f"SPIDER_MIDDLEWARES={off}",
+        cwd=REPO / "example_project",
+    )  # fmt: skip
+    assert proc.returncode != 0
+    errors = [line for line in proc.stderr.splitlines() if "ERROR" in line or "CRITICAL" in line]
+    assert "Bad scrapy-tagratio setting" in errors[0], proc.stderr[-3000:]
+    assert "SPIDER_MIDDLEWARES lists 'scrapy_tagratio.TagRatioSpiderMiddleware'" in errors[0]
+    assert f"{MIDDLEWARES}.TagRatioSpiderMiddleware" in errors[0]
+    if SCRAPY_VERSION < (2, 14):
+        return  # Twisted prints the failed crawl Deferred itself (see above)
+    assert len(errors) == 1, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr and "never retrieved" not in proc.stderr
+
+
 def test_example_project_switched_off_says_so_in_one_info_line(tmp_path: Path) -> None:
     feed = tmp_path / "off.jsonl"
     proc = run_example(

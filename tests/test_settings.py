@@ -228,6 +228,26 @@ def test_overview_action_off_turns_detection_off() -> None:
     assert off.overview_reasons == ("overview detection off",)
 
 
+def test_addon_leaves_other_packages_paths_to_scrapy() -> None:
+    # Scrapy never loads a path switched off with None; the add-on loaded every listed
+    # path, so a stale one of another package (NameError) stopped the crawl.
+    settings = Settings({"SPIDER_MIDDLEWARES": {"oldproject.middlewares.Gone": None}})
+    Addon().update_settings(settings)
+    assert settings.getdict("SPIDER_MIDDLEWARES") == {
+        "oldproject.middlewares.Gone": None,
+        TagRatioSpiderMiddleware: 950,
+    }
+
+
+def test_addon_names_the_components_when_one_of_its_paths_does_not_load() -> None:
+    settings = Settings({"ITEM_PIPELINES": {"scrapy_tagratio.TagRatioPipeline": None}})
+    with pytest.raises(SettingsError) as caught:
+        Addon().update_settings(settings)
+    message = str(caught.value)
+    assert message.startswith("ITEM_PIPELINES lists 'scrapy_tagratio.TagRatioPipeline'")
+    assert "scrapy_tagratio.pipelines.TagRatioPipeline" in message
+
+
 def test_addon_adds_the_three_components() -> None:
     settings = Settings({"ITEM_PIPELINES": {"scrapy_tagratio.pipelines.TagRatioPipeline": 700}})
     Addon().update_settings(settings)
