@@ -479,7 +479,16 @@ class TagRatioDownloaderMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> TagRatioDownloaderMiddleware:
-        return cls(crawler, enabled_settings(crawler))
+        settings = enabled_settings(crawler)
+        if not _enabled(crawler, "SPIDER_MIDDLEWARES", TagRatioSpiderMiddleware):
+            logger.warning(
+                "scrapy_tagratio.middlewares.TagRatioSpiderMiddleware is not in "
+                "SPIDER_MIDDLEWARES: pages are extracted, but items get no main text or "
+                "scores from their page and the items of overview pages are not dropped "
+                "(callbacks find the extraction in response.meta['tagratio']; ADDONS = "
+                "{'scrapy_tagratio.Addon': 100} enables all three components)"
+            )
+        return cls(crawler, settings)
 
     async def process_response(
         self, request: Request, response: Response, spider: Any = None

@@ -1315,3 +1315,21 @@ def test_the_spider_middleware_without_the_downloader_middleware_says_so(
     with caplog.at_level("WARNING", logger="scrapy_tagratio"):
         TagRatioSpiderMiddleware.from_crawler(make_crawler(ADDON))
     assert not caplog.records
+
+
+def test_the_downloader_middleware_without_the_spider_middleware_says_so(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The spider middleware switched off next to the add-on: pages were extracted and
+    counted as overview pages, and every item went on without its text, undropped, without
+    a word. One WARNING says so."""
+    off = {**ADDON, "SPIDER_MIDDLEWARES": {f"{MIDDLEWARES}.TagRatioSpiderMiddleware": None}}
+    with caplog.at_level("WARNING", logger="scrapy_tagratio"):
+        TagRatioDownloaderMiddleware.from_crawler(make_crawler(off))
+    [warning] = [r.getMessage() for r in caplog.records]
+    assert "TagRatioSpiderMiddleware is not in SPIDER_MIDDLEWARES" in warning
+    assert "not dropped" in warning and "response.meta['tagratio']" in warning
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="scrapy_tagratio"):
+        TagRatioDownloaderMiddleware.from_crawler(make_crawler(ADDON))
+    assert not caplog.records
