@@ -81,6 +81,11 @@ def _gunzip(data: bytes) -> bytes:
 
 
 def _cmd_extract(args: argparse.Namespace) -> int:
+    if args.blocks and args.format != "json":
+        print(
+            "error: --blocks adds the block scores to the json output: use -f json", file=sys.stderr
+        )
+        return 2
     if args.plot and importlib.util.find_spec("matplotlib") is None:
         print(
             "error: --plot needs matplotlib: pip install 'scrapy-tagratio[plot]'", file=sys.stderr

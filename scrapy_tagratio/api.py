@@ -104,7 +104,8 @@ def extract(
             raise bad_parameter("give parameters either in the algorithm instance or as keywords")
         runner = algorithm
     else:
-        chosen = get_algorithm(algorithm or DEFAULT_ALGORITHM)
+        # Only None means the default: "" is a name, and no algorithm has it.
+        chosen = get_algorithm(DEFAULT_ALGORITHM if algorithm is None else algorithm)
         runner = chosen.with_params(**params) if params else _with_defaults(chosen)
     deadline = time.monotonic() + time_budget if time_budget is not None else None
     document = Document.from_input(

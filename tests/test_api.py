@@ -99,6 +99,7 @@ def test_a_parsed_tree_gives_the_same_result_as_bytes() -> None:
         (lambda: extract(ARTICLE.encode(), max_bytes=100), "too_large"),
         (lambda: extract(ARTICLE * 200, algorithm="ccb", time_budget=0.0), "time_budget"),
         (lambda: extract(ARTICLE, algorithm="nope"), "bad_parameter"),
+        (lambda: extract(ARTICLE, algorithm=""), "bad_parameter"),  # None is the default
         (lambda: extract(ARTICLE, algorithm="cetr", k=-1), "bad_parameter"),
         (lambda: extract(ARTICLE, algorithm="cetd", colour="red"), "bad_parameter"),
     ],

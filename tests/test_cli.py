@@ -124,6 +124,16 @@ def test_extract_reads_gzip_input(page_file: Path, tmp_path: Path) -> None:
     ]
 
 
+def test_blocks_without_json_output_is_refused_in_one_line(page_file: Path) -> None:
+    # The block scores exist only in the json output; other formats ignored the flag.
+    done = run("extract", str(page_file), "--blocks")
+    assert done.returncode == 2 and not done.stdout
+    assert done.stderr.decode().splitlines() == [
+        "error: --blocks adds the block scores to the json output: use -f json"
+    ]
+    assert run("extract", str(page_file), "--blocks", "-f", "json").returncode == 0
+
+
 def test_plot_failures_end_in_one_line_and_a_status(page_file: Path, tmp_path: Path) -> None:
     unwritable = tmp_path / "missing-dir" / "scores.png"
     if importlib.util.find_spec("matplotlib") is not None:
