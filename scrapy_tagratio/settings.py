@@ -254,9 +254,14 @@ def _field(name: str, value: Any, *, optional: bool = False) -> str:
 
 
 def _statuses(name: str, value: Any) -> frozenset[int]:
-    """HTTP status codes, as a list or a comma-separated string (``-s NAME=404,410``)."""
-    codes = [c.strip() for c in value.split(",") if c.strip()] if isinstance(value, str) else value
+    """HTTP status codes, as a list, a comma-separated string (``-s NAME=404,410``) or a
+    JSON array (``-s NAME=[404,410]``, the spelling ``TAGRATIO_PARAMS`` takes)."""
     try:
+        if isinstance(value, str) and value.strip().startswith("["):
+            value = json.loads(value)
+        codes = (
+            [c.strip() for c in value.split(",") if c.strip()] if isinstance(value, str) else value
+        )
         return frozenset(map(_status, codes))
     except (TypeError, ValueError):
         raise SettingsError(

@@ -124,6 +124,8 @@ ALL_ALGORITHMS = ", ".join(repr(name) for name in sorted(ALGORITHMS))
         ("TAGRATIO_SOURCE_FIELD", "", "TAGRATIO_SOURCE_FIELD must be a non-empty item field"),
         ("TAGRATIO_EXTRACT_STATUSES", "4o4", "TAGRATIO_EXTRACT_STATUSES must be a list of HTTP"),
         ("TAGRATIO_EXTRACT_STATUSES", [99], "TAGRATIO_EXTRACT_STATUSES must be a list of HTTP"),
+        ("TAGRATIO_EXTRACT_STATUSES", "[404,", "TAGRATIO_EXTRACT_STATUSES must be a list of HTTP"),
+        ("TAGRATIO_EXTRACT_STATUSES", '["x"]', "TAGRATIO_EXTRACT_STATUSES must be a list of HTTP"),
         ("TAGRATIO_WORKER_TIMEOUT", -1, "TAGRATIO_WORKER_TIMEOUT must be a number >= 0"),
         ("TAGRATIO_WORKER_MAX_TASKS", 0.5, "TAGRATIO_WORKER_MAX_TASKS must be an integer >= 0"),
         ("TAGRATIO_SCORES_FIELD", "main_text", "must name different fields"),
@@ -177,6 +179,8 @@ def test_extracted_statuses() -> None:
     listed = settings_of(TAGRATIO_EXTRACT_STATUSES=" 404, 410")
     assert listed.extract_statuses == {404, 410} and listed.extracts_status(410)
     assert settings_of(TAGRATIO_EXTRACT_STATUSES=[500]).extract_statuses == {500}
+    # The JSON spelling of the command line (-s TAGRATIO_EXTRACT_STATUSES=[404,410]).
+    assert settings_of(TAGRATIO_EXTRACT_STATUSES=" [404, 410]").extract_statuses == {404, 410}
 
 
 def test_bad_algorithm_parameter_value_is_reported_by_the_algorithm() -> None:
