@@ -190,3 +190,20 @@ def test_extract_names_a_url_it_cannot_read(source: str) -> None:
     message = done.stderr.decode()
     assert message.startswith(f"error: cannot read {source}: ")
     assert "No such file" not in message
+
+
+def test_extract_refuses_a_url_served_as_another_type_than_html(
+    local_site: Callable[..., LocalSite],
+) -> None:
+    # The crawl extracts only responses Scrapy reads as HTML; the command line says why it
+    # does not either, and reads the same page served as XHTML.
+    site = local_site()
+    plain = site.add("/notes.txt", PAGE, content_type="text/plain; charset=utf-8")
+    done = run("extract", plain)
+    assert done.returncode == 2
+    assert done.stderr.decode().startswith(f"error: cannot read {plain}: ")
+    assert "served as text/plain, not HTML" in done.stderr.decode()
+    xhtml = site.add("/page.xhtml", PAGE, content_type="application/xhtml+xml")
+    read = run("extract", xhtml)
+    assert read.returncode == 0, read.stderr
+    assert "the new quay opened on Monday" in read.stdout.decode()
