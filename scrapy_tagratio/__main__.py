@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import gzip
+import http.client
 import importlib.util
 import io
 import json
@@ -26,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .algorithms import ALGORITHMS, DEFAULT_ALGORITHM
+from .algorithms import ALGORITHMS, DEFAULT_ALGORITHM, get_algorithm
 from .api import extract
 from .errors import ExtractionError
 
@@ -108,18 +109,23 @@ def _cmd_extract(args: argparse.Namespace) -> int:
         return 2
     try:
         data, url, content_type = _read_input(args.source)
-    except OSError as exc:
+    except (OSError, ValueError, http.client.HTTPException) as exc:
+        # ValueError: a malformed URL ("http://[::1") or a path with a NUL byte;
+        # HTTPException: a response cut short (IncompleteRead), not an OSError.
         print(f"error: cannot read {args.source}: {exc}", file=sys.stderr)
         return 2
     try:
+        # The parameters configure the algorithm itself, so that a name extract() takes
+        # as its own argument (url, time_budget, ...) is an unknown parameter, not that
+        # argument given twice.
+        algorithm = get_algorithm(args.algorithm or DEFAULT_ALGORITHM)
         result = extract(
             data,
-            algorithm=args.algorithm,
+            algorithm=algorithm.with_params(**dict(args.param)),
             url=args.url or url,
             content_type=content_type,
             with_markdown=args.format == "markdown",
             metadata=not args.no_metadata,
-            **dict(args.param),
         )
     except ExtractionError as exc:
         print(f"error: {exc}", file=sys.stderr)

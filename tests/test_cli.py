@@ -85,6 +85,19 @@ def test_extract_reads_standard_input_and_reports_bad_input() -> None:
     assert done.returncode == 1 and b"unknown parameter(s) lam" in done.stderr
 
 
+@pytest.mark.parametrize("name", ["url", "html", "time_budget", "metadata"])
+def test_a_parameter_named_as_an_argument_of_extract_is_an_unknown_parameter(
+    name: str, page_file: Path
+) -> None:
+    # -p sets the algorithm's parameters only: a name extract() takes itself is no
+    # parameter of any algorithm, said in one line (not a TypeError's traceback, nor
+    # silently extract()'s own argument).
+    done = run("extract", str(page_file), "-p", f"{name}=1")
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.decode().startswith("error: ")
+    assert f"unknown parameter(s) {name}" in done.stderr.decode()
+
+
 def test_algorithms_lists_every_name_first_on_its_line() -> None:
     done = run("algorithms")
     assert done.returncode == 0
@@ -183,7 +196,9 @@ def test_extract_of_a_redirected_url_reads_the_page_at_its_final_address(
     assert json.loads(done.stdout)["url"] == story
 
 
-@pytest.mark.parametrize("source", ["ftp://example.org/page.html", "HTTPS://127.0.0.1:1/x"])
+@pytest.mark.parametrize(
+    "source", ["ftp://example.org/page.html", "HTTPS://127.0.0.1:1/x", "http://[::1/page"]
+)
 def test_extract_names_a_url_it_cannot_read(source: str) -> None:
     done = run("extract", source)
     assert done.returncode == 2
