@@ -19,7 +19,7 @@ over a second, more than clustering a few thousand points in numpy). Read beside
     chosen points stay the centres (Weka's ``m_ClusterCentroids`` are the chosen
     instances, never moved) and every point joins the nearest one, the first on ties
     (``clusterProcessedInstance``). Weka measures distance on attributes scaled to
-    [0, 1] by their range; here on the raw (h', g') (a reading of CETR, measured in
+    [0, 1] by their range; here on the raw (h', g') (a reading of CETR, compared in
     :mod:`scrapy_tagratio.algorithms.cetr`). Where Weka, short of distinct points, would
     pick a copy of a centre (a cluster no point joins), fewer clusters come back.
   - :func:`gaussian_em` (Dempster et al. 1977, as Weka's ``EM``): a mixture of Gaussians
@@ -40,7 +40,7 @@ over a second, more than clustering a few thousand points in numpy). Read beside
 Every random choice comes from ``numpy.random.default_rng(seed)``: same input, same labels.
 The public functions take points as ``(n, d)`` rows; inside, the points are kept as ``(d, n)``
 columns and per-cluster arrays as ``(k, ...)``, so each numpy call runs over long contiguous
-rows (ten times faster than reducing over the short axis of ``(n, 2)``).
+rows (much faster than reducing over the short axis of ``(n, 2)``).
 """
 
 from __future__ import annotations

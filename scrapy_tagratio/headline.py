@@ -2,9 +2,9 @@
 
 Whether an algorithm's text starts with the headline depends on the page: the ``<h1>``
 sits inside the article's container on one site and above it on the next, so it was kept
-on about half the development pages. The development sets' gold settles it: the main text
-of fundus-dev, goose-dev and readability-dev starts without it (0 of 119, 0 of 39, 4 of
-59 pages), as trafilatura-eval's snippets and the peers' output do; only dragnet-dev's
+on some development pages and not on others. The development sets' gold settles it: the
+main text of fundus-dev, goose-dev and readability-dev starts without it on (nearly)
+every page, as trafilatura-eval's snippets and the peers' output do; only dragnet-dev's
 gold mostly starts with it. :func:`without_leading_headline` makes every page alike: when
 the first content block is the headline (``Extraction.title``, read before), it is left
 out of the text, the HTML and the Markdown. The algorithm's blocks and figures (content

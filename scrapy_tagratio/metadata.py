@@ -474,9 +474,8 @@ def _article(
 _TITLE_SEPARATORS = re.compile(r"\s+(?:[|\-–—:·•»«~/]|::)\s+")
 _FOLD = re.compile(r"[\W_]+")
 #: Distinct texts whose folded form is remembered (:func:`_fold`): a few pages' worth, as
-#: the texts folded again are the page's own (on the pool's first 200 pages, 1,843 hits
-#: of 3,097 calls; 1,853 with 4,096), and a heading that swallowed a broken page's text
-#: is not kept long.
+#: the texts folded again are the page's own (a far larger cache hits hardly more often),
+#: and a heading that swallowed a broken page's text is not kept long.
 _FOLD_MEMORY = 64
 
 

@@ -196,8 +196,8 @@ def _count(name: str, value: Any) -> int:
 
 
 #: TAGRATIO_WORKERS at most this many per CPU the crawl may use: extraction is CPU work, so
-#: more workers only wait for the cores, and each is an interpreter of some 130 MB that
-#: takes a second or two of CPU to start.
+#: more workers only wait for the cores, and each is a whole interpreter with the models
+#: loaded, which takes memory and CPU time to start.
 MAX_WORKERS_PER_CPU = 4
 
 

@@ -1,7 +1,7 @@
 """Shared numerics of the histogram methods: the discrete Gaussian kernel and smoothing
 (CETR, Weninger and Hsu, Eq. 1-3) and the moving-average derivative (Eq. 4).
 
-Readings of the paper (its equations are ambiguous; see DESIGN.md section 8):
+Readings of the paper (its equations are ambiguous):
 
 * Eq. 1 builds a kernel of width ``2*ceil(sigma)+1`` with values ``exp(-j^2 / 2 sigma^2)``
   for ``j = -ceil(sigma)..ceil(sigma)``. Eq. 2 normalises by a sum over half the kernel;

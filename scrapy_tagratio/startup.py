@@ -5,7 +5,7 @@ A component that raises in ``from_crawler`` fails the crawl's bootstrap: ``scrap
 exits with status 1 (``bootstrap_failed``) and the script's ``crawl()`` Deferred or task
 fails with the :class:`~scrapy_tagratio.settings.SettingsError`. Scrapy also lets asyncio
 ("Task exception was never retrieved") or Twisted ("Unhandled error in Deferred") print
-that exception with its traceback through the Scrapy internals, some 80 lines that bury
+that exception with its traceback through the Scrapy internals, dozens of lines that bury
 the message; the traceback says nothing the message does not, so a logging filter on
 those two loggers drops their records of it, and the plugin's own line remains.
 """

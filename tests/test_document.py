@@ -68,7 +68,7 @@ VISIBLE = "visible one two three four five six seven eight shown"
 
 
 def test_the_source_view_is_cleaned_by_the_same_rule_as_the_node_table() -> None:
-    # DESIGN.md section 2: hidden elements and embedded objects are removed "before any
+    # The cleaning rule (cleaning.py): hidden elements and embedded objects are removed "before any
     # count", for CETR's lines and CCB's content code vector as for the DOM methods.
     doc = Document.from_input(HIDDEN_AND_EMBEDDED)
     assert doc.full_text.split() == VISIBLE.split()

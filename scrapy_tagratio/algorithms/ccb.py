@@ -16,15 +16,15 @@ Read beside ``ccb-content-code-blurring.txt`` (section III):
   in the character versions whole words are extracted. Parameters (IV-A): ``t = 0.75``,
   range 40 for CCB/ACCB, 25 for TCCB.
 
-Readings where the paper is silent (DESIGN.md section 8), measured on the first 150-300
-development pages of ``trafilatura-eval`` (snippet F1, ``quickscore.py``):
+Readings where the paper is silent, chosen on development pages of ``trafilatura-eval``
+by the corpus's snippet F1:
 
 * **Source.** The source view of :class:`~scrapy_tagratio.document.Document`: the body's
   source cleaned by the rule of every algorithm (scripts, styles, comments, hidden
-  elements, embedded objects dropped, DESIGN.md section 2).
+  elements, embedded objects dropped, :mod:`scrapy_tagratio.cleaning`).
 * **Content.** Everything outside tags is content, white space included (the paper: "all
   the tags ... correspond to code while everything else is content"). Collapsing runs of
-  white space to one element scored lower (CCB 0.65 against 0.69 on 150 pages).
+  white space to one element scored lower.
 * **TCCB's words in scripts without spaces.** In CJK ideographs, Japanese kana, Thai, Lao and
   Khmer every character is a token of its own (:data:`_UNSPACED_RANGES`): these scripts
   do not put spaces between words, so a "maximal run of non-space characters" would be a
@@ -34,7 +34,7 @@ development pages of ``trafilatura-eval`` (snippet F1, ``quickscore.py``):
   kernel is :func:`~scrapy_tagratio.signal.gaussian_kernel` with radius ``blur_range``
   and ``sigma = blur_range / 3``, the usual truncation of an image-processing Gaussian
   filter at three standard deviations (99.7 % of the weight inside the range).
-  ``sigma = range / 2`` or ``= range`` scored 0.01-0.03 lower.
+  ``sigma = range / 2`` or ``= range`` scored lower.
 * **Edges.** The average runs over the neighbours that exist, so "if all the elements in
   a neighbourhood started with a value of 1, also the neighbourhood average will be 1"
   (III-B) holds at the ends of the page too, as in CETR's smoothing.
@@ -43,7 +43,7 @@ development pages of ``trafilatura-eval`` (snippet F1, ``quickscore.py``):
   the content elements changed label, and after ``max_rounds`` rounds at the latest
   (III-C: "a low rate of changes"). ``settle = 0`` is the strict reading "until the set is
   unchanged", which on many pages never happens: the set keeps shrinking as the blur
-  widens (CCB 0.65, TCCB 0.65 with it; 0.69 with 1 %). Counting the changes against the
+  widens (CCB and TCCB scored lower with it than with 1 %). Counting the changes against the
   extracted set instead of all content elements also scored lower.
 * **Whole words.** A word (non-space characters of the text, inline tags such as ``<b>``
   not splitting it, white space and block tags doing) is extracted if any of its
@@ -267,8 +267,7 @@ def blur_rounds(
     ``radius`` that exist (what :func:`~scrapy_tagratio.signal.gaussian_smooth` computes):
     ``v' = (K * v) / (K * 1)``, so a neighbourhood of 1s averages to 1 at the edges too
     (section III-B). The interior runs as a single-precision FFT: every value lies within
-    about 1e-6 of the double-precision blur (at most 6.1e-7 on 40 development pages, 43
-    million element-rounds, no label changed), so an element that close to the threshold
+    about 1e-6 of the double-precision blur, so an element that close to the threshold
     can be labelled otherwise than by an exact computation. Fast:
 
     * Away from the edges the weights sum to 1, so round k is the k-th convolution power

@@ -30,7 +30,7 @@ Read beside ``cetd-text-density-sigir2011.txt``:
 
 Buttons, selects and inputs count as links (4.3), see :data:`~scrapy_tagratio.document.LINK_TAGS`.
 
-Readings where the paper leaves room (DESIGN.md section 8):
+Readings where the paper leaves room:
 
 * **Characters.** C counts the characters of each text piece with its white space
   collapsed and stripped (:class:`~scrapy_tagratio.document.NodeTable`): the space between

@@ -17,11 +17,12 @@ Read beside ``cetr-www2010-summary.txt`` and ``ttr-histogram-clustering.txt``:
   origin is non-content.
 * **Output**: content lines stripped of their tags and joined.
 
-Readings where the papers leave room (DESIGN.md section 8):
+Readings where the papers leave room:
 
 * **Source.** The source view of :class:`~scrapy_tagratio.document.Document`: the body's
   source cleaned by the rule of every algorithm (scripts, styles, comments, hidden
-  elements and embedded objects dropped before anything is counted, DESIGN.md section 2).
+  elements and embedded objects dropped before anything is counted,
+  :mod:`scrapy_tagratio.cleaning`).
 * **Which characters count.** The table counts every character of the text, the spaces
   between words and those beside tags included (``Sunday. <br><br> Jones`` gives 41),
   but lines are shown without their indentation. So: non-space characters count one each,
@@ -42,21 +43,17 @@ Readings where the papers leave room (DESIGN.md section 8):
 * **Threshold** is the population standard deviation; Eq. 2 normalises over the whole
   kernel, the edges of Eq. 3 and Eq. 4 as :mod:`scrapy_tagratio.signal` says.
 * **Clustering scale.** The clusterers measure distance on the raw ``(h', g')``; Weka,
-  which the paper ran, scales each attribute to [0, 1] first (figures below).
+  which the paper ran, scales each attribute to [0, 1] first (see the defaults below).
 * **Distance mode by default.** The paper's winner is density-mode farthest-first; on the
-  development pages distance mode scores higher (figures below): ``mode="density"`` is
-  the paper's choice.
+  development pages distance mode scores higher (see the defaults below):
+  ``mode="density"`` is the paper's choice.
 
-Defaults, measured with the corpus's snippet F1 on the first 300 development pages
-(trafilatura-eval, 2026-11-23, cleaned source, Weka's farthest-first centres):
-distance-mode farthest-first 0.869 (P 0.83, R 0.91), density farthest-first (the paper's
-winner) 0.856, threshold 0.850, k-means 0.813; with both axes scaled to [0, 1] as Weka
-does, distance farthest-first 0.830 and density 0.857. Measured earlier (2026-11-22, before
-the source view was cleaned and when farthest-first moved its centres to the means): over
-seeds 1-4 distance farthest-first varied by 0.008; 1-D k-means 0.807, EM 0.747. Re-wrap
-limit, farthest-first with seeds 1 and 2: lines above 60 characters 0.853, 120
-0.855/0.856, 200 0.863/0.864, 400 0.856/0.853, 1000 0.818; with a re-wrap that still cut
-words, dropping blank lines 0.850 against 0.849 keeping them (threshold 0.832 against 0.828).
+Defaults, chosen on the development pages of trafilatura-eval by the corpus's snippet F1:
+distance-mode farthest-first on the raw ``(h', g')`` scored highest, above the paper's
+density-mode farthest-first, the threshold, k-means, 1-D k-means and EM, and above either
+mode with both axes scaled to [0, 1] as Weka does; the seed moves it little. Of the
+re-wrap limits tried, cutting lines above 200 characters scored best (above 60, the
+paper's, and 1000 lower); dropping blank lines made no real difference.
 """
 
 from __future__ import annotations
