@@ -31,7 +31,11 @@ from .algorithms import ALGORITHMS, DEFAULT_ALGORITHM, get_algorithm
 from .api import extract
 from .errors import ExtractionError
 
-__all__ = ["main"]
+__all__ = [
+    "MAX_DECOMPRESSED",
+    "build_parser",
+    "main",
+]
 
 
 def _parse_param(text: str) -> tuple[str, Any]:

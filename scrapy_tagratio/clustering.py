@@ -52,6 +52,8 @@ import numpy as np
 
 __all__ = [
     "CLUSTERINGS",
+    "KMEANS_RESTARTS",
+    "MIN_STD",
     "MODES",
     "density_reassign",
     "farthest_first",

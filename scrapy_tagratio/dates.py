@@ -18,7 +18,14 @@ import re
 from datetime import date, datetime, timedelta, timezone
 from email.utils import parsedate_to_datetime
 
-__all__ = ["MONTH_NAMES", "Parsed", "find_date", "parse_date", "plausible"]
+__all__ = [
+    "EARLIEST",
+    "MONTH_NAMES",
+    "Parsed",
+    "find_date",
+    "parse_date",
+    "plausible",
+]
 
 #: The earliest plausible publication date.
 EARLIEST = date(1995, 1, 1)

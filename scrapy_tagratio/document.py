@@ -61,6 +61,7 @@ from .source import (
 __all__ = [
     "BLOCK_TAGS",
     "LINK_TAGS",
+    "PAYWALLED_CHARS",
     "Document",
     "NodeTable",
     "SourceView",

@@ -24,6 +24,8 @@ __all__ = [
     "EVENT_OPEN",
     "EVENT_TEXT",
     "KEPT_ATTRIBUTES",
+    "SIGNAL_ATTRIBUTES",
+    "SIGNAL_ELEMENTS",
     "PageAttributes",
     "PageEvents",
 ]

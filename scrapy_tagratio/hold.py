@@ -33,7 +33,12 @@ from .site_memory import SiteMemory
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-__all__ = ["HOLD_META", "Release", "wait_for_site"]
+__all__ = [
+    "HOLD_META",
+    "POLL_SECONDS",
+    "Release",
+    "wait_for_site",
+]
 
 #: ``response.meta`` key of a held page: ``(site, other pages to wait for)``.
 HOLD_META = "tagratio_hold"

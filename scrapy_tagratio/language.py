@@ -32,6 +32,8 @@ from .reader import active_kernel
 
 __all__ = [
     "CONFIDENT",
+    "MIN_TEXT_CHARS",
+    "SAMPLE_CHARS",
     "bcp47",
     "detect_language",
     "detector_available",

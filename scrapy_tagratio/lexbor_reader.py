@@ -39,6 +39,7 @@ from .events import _BATCH, _TAG_NAMES, SIGNAL_ATTRIBUTES, SIGNAL_ELEMENTS, Page
 
 __all__ = [
     "KERNEL_FUNCTIONS",
+    "MAX_ATTRIBUTES",
     "MAX_BLOCK_DEPTH",
     "PROBE",
     "lexbor_status",

@@ -39,7 +39,14 @@ from .reader import PageEvents
 from .source import reader_text
 from .urls import host_of
 
-__all__ = ["SOURCES", "Metadata", "MetadataSource", "read_metadata"]
+__all__ = [
+    "SOURCES",
+    "Metadata",
+    "MetadataSource",
+    "clean",
+    "read_metadata",
+    "split_names",
+]
 
 MetadataSource = Literal[
     "json-ld", "opengraph", "meta", "microdata", "byline", "time element", "text", "title"

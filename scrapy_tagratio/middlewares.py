@@ -94,6 +94,8 @@ __all__ = [
     "attach",
     "crawl_state",
     "enabled_settings",
+    "follows_only",
+    "missing_fields",
     "overview_drop_reason",
     "record_outcome",
     "stats_of",

@@ -44,7 +44,14 @@ from .overview import OverviewDetector
 from .result import Extraction
 from .site_memory import SiteMemory
 
-__all__ = ["SKIP_KINDS", "ExtractionOptions", "ExtractionPool", "Outcome", "run_extraction"]
+__all__ = [
+    "SKIP_KINDS",
+    "ExtractionOptions",
+    "ExtractionPool",
+    "Outcome",
+    "run_extraction",
+    "warm_up",
+]
 
 #: Error kinds that are resource limits (the page is skipped), not failures.
 SKIP_KINDS = frozenset({"too_large", "time_budget"})

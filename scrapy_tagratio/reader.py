@@ -59,13 +59,17 @@ from .events import (
 )
 
 __all__ = [
+    "DEFAULT_READER",
     "EVENT_CLOSE",
     "EVENT_OPEN",
     "EVENT_TEXT",
     "KEPT_ATTRIBUTES",
+    "KERNEL_MAX_CHARS",
     "READERS",
+    "READER_VARIABLE",
     "PageAttributes",
     "PageEvents",
+    "Reader",
     "active_kernel",
     "kernel_status",
     "parse_html",

@@ -83,6 +83,7 @@ from .pool import ExtractionOptions
 from .site_memory import SiteMemory
 
 __all__ = [
+    "BACKENDS",
     "DEFAULTS",
     "MAX_WORKERS_PER_CPU",
     "OVERVIEW_ACTIONS",
@@ -332,6 +333,7 @@ def _detector(raw: Mapping[str, Any]) -> OverviewDetector:
         raise SettingsError(f"{name}: {exc}") from None
 
 
+#: The values TAGRATIO_SITE_MEMORY_BACKEND takes.
 BACKENDS = ("local", "redis")
 
 

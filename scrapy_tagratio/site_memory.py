@@ -73,6 +73,7 @@ __all__ = [
     "HEADLINE_LINKS",
     "HEADLINE_SHARE",
     "MODEL_PATH",
+    "Scope",
     "SiteMemory",
     "discount_template",
     "headline_evidence",

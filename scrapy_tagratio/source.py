@@ -19,6 +19,7 @@ from .cleaning import BLOCK_TAGS, VOID_TAGS, TagClasses, _block_content, _droppe
 from .events import _is_hidden
 
 __all__ = [
+    "SOFT_HYPHEN",
     "SourceView",
     "normalise_text",
     "reader_text",

@@ -68,8 +68,10 @@ from .base import (
 )
 
 __all__ = [
+    "BOLD_TAGS",
     "INLINE_TEXT_TAGS",
     "NON_CONTENT_TAGS",
+    "PAGE_WRAPPER_SHARE",
     "TEASER_ENDINGS",
     "TextSweeper",
     "common_ancestor",
@@ -118,6 +120,7 @@ INLINE_TEXT_TAGS = frozenset(
         "wbr",
     }
 )
+#: Bold text, weighed ``bold_weight`` in Eq. 1.
 BOLD_TAGS = frozenset({"b", "strong"})
 #: How a teaser ends (step 3): the paper's "Read more" and "...", and "read more" in the
 #: languages of the development pages. Compared lower-case, after trailing arrows.
