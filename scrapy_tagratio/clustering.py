@@ -50,6 +50,8 @@ from typing import Final
 
 import numpy as np
 
+from .errors import ExtractionError
+
 __all__ = [
     "CLUSTERINGS",
     "KMEANS_RESTARTS",
@@ -312,9 +314,14 @@ def partition(
     (threshold partitioning only, else None). ``clustering`` is one of
     :data:`CLUSTERINGS`, ``mode`` one of :data:`MODES`."""
     if clustering not in CLUSTERINGS:
-        raise ValueError(f"unknown clustering {clustering!r}")
+        raise ExtractionError(
+            f"unknown clustering {clustering!r}; choose one of: {', '.join(CLUSTERINGS)}",
+            kind="bad_parameter",
+        )
     if mode not in MODES:
-        raise ValueError(f"unknown mode {mode!r}")
+        raise ExtractionError(
+            f"unknown mode {mode!r}; choose one of: {', '.join(MODES)}", kind="bad_parameter"
+        )
     points = np.asarray(points, dtype=np.float64)
     if clustering == "threshold":
         return threshold_partition(points[:, 0], lam)

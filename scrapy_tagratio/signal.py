@@ -19,13 +19,15 @@ import math
 
 import numpy as np
 
+from .errors import ExtractionError
+
 __all__ = ["gaussian_kernel", "gaussian_smooth", "moving_average_derivative"]
 
 
 def gaussian_kernel(sigma: float, radius: int | None = None) -> np.ndarray:
     """Eq. 1-2: the normalised discrete Gaussian, ``radius = ceil(sigma)`` by default."""
     if not sigma > 0:
-        raise ValueError(f"sigma must be > 0, got {sigma!r}")
+        raise ExtractionError(f"sigma must be > 0, got {sigma!r}", kind="bad_parameter")
     r = math.ceil(sigma) if radius is None else int(radius)
     j = np.arange(-r, r + 1, dtype=np.float64)
     kernel = np.exp(-(j**2) / (2.0 * sigma**2))
@@ -52,7 +54,7 @@ def moving_average_derivative(values: np.ndarray, q: int = 3) -> np.ndarray:
     if n == 0:
         return values.copy()
     if q < 1:
-        raise ValueError(f"q must be >= 1, got {q!r}")
+        raise ExtractionError(f"q must be >= 1, got {q!r}", kind="bad_parameter")
     prefix = np.concatenate(([0.0], np.cumsum(values)))
     start = np.arange(n) + 1
     stop = np.minimum(start + q, n)

@@ -19,6 +19,7 @@ from scrapy_tagratio.clustering import (
     partition,
     threshold_partition,
 )
+from scrapy_tagratio.errors import ExtractionError
 
 
 def blob_and_far_points(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -214,8 +215,9 @@ def test_degenerate_inputs_do_not_fail() -> None:
             assert not zeros.any()  # everything sits at the origin: nothing is content
 
 
-def test_unknown_names_are_rejected() -> None:
-    with pytest.raises(ValueError, match="clustering"):
+def test_unknown_names_are_rejected_naming_the_value_and_the_choices() -> None:
+    with pytest.raises(ExtractionError, match="'dbscan'; choose one of: threshold") as raised:
         partition(np.zeros((3, 2)), "dbscan")
-    with pytest.raises(ValueError, match="mode"):
+    assert raised.value.kind == "bad_parameter"
+    with pytest.raises(ExtractionError, match="'fuzzy'; choose one of: distance"):
         partition(np.zeros((3, 2)), "kmeans", mode="fuzzy")

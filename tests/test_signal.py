@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from scrapy_tagratio.errors import ExtractionError
 from scrapy_tagratio.signal import gaussian_kernel, gaussian_smooth, moving_average_derivative
 
 # Eq. 1 for sigma = 3: exp(-j^2 / 18), j = -3..3, i.e. 1, 0.945959, 0.800737, 0.606531;
@@ -29,8 +30,9 @@ def test_kernel_width_rounds_sigma_up() -> None:
 
 
 def test_kernel_rejects_non_positive_sigma() -> None:
-    with pytest.raises(ValueError, match="sigma"):
+    with pytest.raises(ExtractionError, match="sigma must be > 0, got 0") as raised:
         gaussian_kernel(0)
+    assert raised.value.kind == "bad_parameter"
 
 
 def test_smoothing_an_impulse_interior_points_follow_eq_3() -> None:
@@ -82,7 +84,7 @@ def test_derivative_of_a_ramp_is_flat() -> None:
 
 
 def test_derivative_rejects_q_below_one_and_handles_empty_input() -> None:
-    with pytest.raises(ValueError, match="q"):
+    with pytest.raises(ExtractionError, match="q must be >= 1, got 0"):
         moving_average_derivative(np.ones(3), 0)
     assert moving_average_derivative(np.zeros(0), 3).size == 0
     assert gaussian_smooth(np.zeros(0), 3.0).size == 0
