@@ -438,6 +438,13 @@ def _settings_for(base: TagRatioSettings, meta: dict[str, Any]) -> TagRatioSetti
         return base
 
 
+def _content_type(response: Response) -> str | None:
+    """The response's ``Content-Type`` header as text (its charset decodes the body), as
+    the worker processes are sent it."""
+    header = response.headers.get(b"Content-Type")
+    return header.decode("latin-1") if header else None
+
+
 def _pipeline_enabled(crawler: Crawler) -> bool:
     from .pipelines import TagRatioPipeline  # the pipeline module imports this one
 
@@ -530,11 +537,10 @@ class TagRatioDownloaderMiddleware:
             return response
         memory = self.state.site_memory if settings.site_memory else None
         hold = self._hold(memory, response.url, settings)
-        content_type = response.headers.get(b"Content-Type")
         outcome = await self.state.pool.run(
             response.body,
             url=response.url,
-            content_type=content_type.decode("latin-1") if content_type else None,
+            content_type=_content_type(response),
             options=settings.options,
             site_memory=memory,
         )
@@ -671,11 +677,10 @@ class TagRatioSpiderMiddleware(BaseSpiderMiddleware):
         finally:
             state.held -= 1
         self.stats.inc_value(f"tagratio/site_memory/released/{why}")
-        content_type = response.headers.get(b"Content-Type")
         outcome = await state.pool.run(
             response.body,
             url=response.url,
-            content_type=content_type.decode("latin-1") if content_type else None,
+            content_type=_content_type(response),
             options=settings.options,
             site_memory=state.site_memory,
             held=True,
