@@ -36,10 +36,12 @@ class Block:
     is_template: bool = False
 
     def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (a score JSON cannot hold, such as CETD's infinite density on a
+        page without links, is None)."""
         return {
             "kind": self.kind,
             "index": self.index,
-            "score": self.score,
+            "score": _json_number(self.score),
             "is_content": self.is_content,
             "text_length": self.text_length,
             "tag": self.tag,
@@ -167,5 +169,5 @@ class Extraction:
         if html:
             data["html"] = self.html
         if blocks:
-            data["blocks"] = [{**b.to_dict(), "score": _json_number(b.score)} for b in self.blocks]
+            data["blocks"] = [block.to_dict() for block in self.blocks]
         return data

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import pickle
 import time
 from dataclasses import dataclass
@@ -14,7 +15,14 @@ from lxml import etree
 
 import scrapy_tagratio
 import scrapy_tagratio.api
-from scrapy_tagratio import ALGORITHMS, Extraction, ExtractionError, OverviewDetector, extract
+from scrapy_tagratio import (
+    ALGORITHMS,
+    Block,
+    Extraction,
+    ExtractionError,
+    OverviewDetector,
+    extract,
+)
 from scrapy_tagratio.algorithms.base import Labelling
 from scrapy_tagratio.document import Document
 from scrapy_tagratio.overview import OverviewVerdict
@@ -81,6 +89,15 @@ def test_every_algorithm_returns_a_complete_extraction(name: str) -> None:
     assert {"text", "algorithm", "params", "is_overview", "blocks", "net_text_length"} <= set(data)
     assert pickle.loads(pickle.dumps(result)).text == result.text
     assert result.blocks and any(b.is_content for b in result.blocks)
+
+
+@pytest.mark.parametrize("score", [math.inf, -math.inf, math.nan])
+def test_a_block_with_a_score_json_cannot_hold_gives_none(score: float) -> None:
+    # CETD's composite density is infinite on a page without links: Block.to_dict() is
+    # JSON-ready on its own (strict JSON has no Infinity or NaN), as Extraction.to_dict().
+    block = Block("node", 0, score, True, 12, "p")
+    assert block.to_dict()["score"] is None
+    json.dumps(block.to_dict(), allow_nan=False)
 
 
 def test_a_parsed_tree_gives_the_same_result_as_bytes() -> None:
