@@ -44,6 +44,7 @@ TAGRATIO_TIME_BUDGET           5.0            seconds per page before it is skip
 TAGRATIO_EXTRACT_STATUSES      []             HTTP statuses extracted besides 2xx
 TAGRATIO_WORKER_TIMEOUT        30.0           seconds before a worker is killed (0: never)
 TAGRATIO_WORKER_MAX_TASKS      1000           pages a worker extracts before it is replaced
+                                              (0: never)
 TAGRATIO_SITE_MEMORY           True           learn each site's template during the crawl and
                                               leave it out of the content (SiteMemory)
 TAGRATIO_SITE_MEMORY_SCOPE     "host"         host: a site is a host; domain: a registrable
