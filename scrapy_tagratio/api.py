@@ -115,7 +115,8 @@ def extract(
     document.check_deadline("the extraction")
     # The detector judges the page as the algorithm saw it, whether or not earlier pages
     # of the site were seen; the site memory adds only the evidence of known headlines.
-    verdict = (overview or _DEFAULT_DETECTOR).detect(document, labelling)
+    detector = overview or _DEFAULT_DETECTOR
+    verdict = detector.detect(document, labelling)
     template_chars = 0
     site = site_memory.site_of(url) if site_memory is not None else None
     if site_memory is not None and site is not None and url is not None:
@@ -125,7 +126,7 @@ def extract(
         template, record_page = site_memory.template_for_page(
             site, url, document, blocks, fingerprints, content=labelling.content_nodes, held=held
         )
-        if (overview or _DEFAULT_DETECTOR).site_evidence:
+        if detector.site_evidence:
             verdict = headline_evidence(site_memory, site, document, verdict, template)
         labelling, template_chars = discount_template(document, labelling, template)
         if record_page:
