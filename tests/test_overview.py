@@ -263,14 +263,20 @@ def jsonld(body: str) -> str:
         ('<meta property="article:published_time" content="2024-05-01">', "published_time"),
         ('<meta itemprop="datePublished" content="2024-05-01">', "published_time"),
         ('<link rel="next" href="/page/2">', "paginated"),
+        ('<link rel="prev" href="https://example.org/news/">', None),
+        ('<link rel="prev" href="/2024/05/01/the-post-before-this-one/">', "adjacent_articles"),
+        ('<link rel="next" href="/page/3"><link rel="prev" href="/story-12345">', "paginated"),
     ],
 )  # fmt: skip
-def test_page_signals(head: str, field: str) -> None:
+def test_page_signals(head: str, field: str | None) -> None:
+    """Each declaration sets its own flag alone; rel=next/prev to a listing's pages is
+    pagination, to articles' addresses only a post's neighbours, to an address of no
+    shape neither."""
     flags = ("declares_article", "declares_item", "declares_listing", "og_website",
-             "published_time", "paginated")  # fmt: skip
+             "published_time", "paginated", "adjacent_articles")  # fmt: skip
     assert not any(getattr(evidence_of(article_page()), f) for f in flags)
     evidence = evidence_of(article_page(head=head))
-    assert [f for f in flags if getattr(evidence, f)] == [field]
+    assert [f for f in flags if getattr(evidence, f)] == ([field] if field else [])
 
 
 def test_microdata_and_rel_next_in_the_body() -> None:
