@@ -272,6 +272,8 @@ _REASONS: Mapping[str, str] = {
     "list_items": "a list of {list_items} linked items",
     "list_share": "lists of linked items hold {list_share:.0%} of the text",
     "list_over_prose": "teasers or lists hold {list_over_prose:.0%} of the text beside the prose",
+    "priced_share": "{priced_items} items with a picture and a price hold {priced_share:.0%} "
+    "of the text",
     "prose_block_share": "largest block of long paragraphs: {prose_block_share:.0%} of the text",
     "title_repeats_heading": "the title repeats the h1",
     "declares_article": "declares an article (og:type, schema.org)",

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass, fields
 from operator import attrgetter
@@ -94,6 +95,26 @@ LIST_ITEM_CHARS = 20
 LIST_ITEM_MAX_CHARS = 400
 #: A list has at least this many items (a listing has many items, not few characters).
 LIST_ITEMS = 5
+#: A grid of products has at least this many items with a picture and a price (a product
+#: page's rail of related products shows fewer) ...
+PRICED_ITEMS = 6
+#: ... and they are at least this share of their group of repeated siblings.
+PRICED_SHARE = 0.6
+#: An item holding more characters than this (unscaled) is no product card: its text is
+#: not read.
+PRICED_ITEM_MAX_CHARS = 2000
+#: Unicode's currency signs (general category Sc: $, €, £, ¥, ₹, ₽...).
+_CURRENCY_SIGNS = re.escape(
+    "".join(chr(c) for c in range(0x20, 0x10000) if unicodedata.category(chr(c)) == "Sc")
+)
+#: A price, in any language: an amount beside a currency sign (``$12``, ``12 €``), or an
+#: amount with two decimals and nothing numeric after them (``1 199,00``, ``24.99``;
+#: a currency written in letters, ``zł`` or ``CHF``, needs no word list then), where a
+#: date (``12.05.2020``) or a longer number does not match.
+_PRICE = re.compile(
+    rf"[{_CURRENCY_SIGNS}]\s?\d|\d\s?[{_CURRENCY_SIGNS}]"
+    r"|(?<![\d.,])\d{1,3}(?:[ \u00a0.,']\d{3})*[.,]\d\d(?!\d|[.,]\d)"
+)
 
 #: schema.org types that declare one article (JSON-LD ``@type``, microdata ``itemtype``).
 ARTICLE_TYPES = frozenset(
@@ -256,6 +277,9 @@ class TeaserEvidence:
     free_prose: float
     list_items: int
     list_share: float
+    #: Products: repeated items with a picture and a price (:func:`_priced`).
+    priced_items: int
+    priced_share: float
 
 
 @dataclass(frozen=True)
@@ -336,6 +360,7 @@ class PageEvidence(TeaserEvidence):
             "list_items": log1p(self.list_items),
             "list_share": self.list_share,
             "list_over_prose": self.list_over_prose,
+            "priced_share": self.priced_share,
             "prose_block_share": self.prose_block_share,
             "prose_paragraphs": log1p(self.prose_paragraphs),
             "prose_share": self.prose_share,
@@ -379,7 +404,7 @@ FEATURES = (
     "net_text", "link_share", "teasers", "summary_teasers", "largest_teaser_group",
     "heading_links", "teaser_share", "comment_items", "comment_share",
     "main_teaser_share", "main_link_share", "main_prose", "free_prose", "list_items",
-    "list_share", "list_over_prose", "prose_block_share",
+    "list_share", "list_over_prose", "priced_share", "prose_block_share",
     "prose_paragraphs", "prose_share", "prose_block",
     "title_repeats_heading", "declares_article", "declares_item", "declares_listing",
     "og_website", "published_time", "paginated", "adjacent_articles", "url_home", "url_listing",
@@ -391,7 +416,8 @@ FEATURES = (
 class _PageArrays:
     """What several measurements of one page read, computed once (lengths scaled):
     the layout blocks holding text, their unlinked and link text, which of them are long
-    paragraphs, and the indices of the page's links, headings and ``<h1>`` elements."""
+    paragraphs, and the indices of the page's links, headings, ``<h1>`` and ``<img>``
+    elements."""
 
     scale: float
     blocks: np.ndarray  # indices of the blocks holding text, document order
@@ -401,6 +427,7 @@ class _PageArrays:
     link_nodes: np.ndarray  # indices of the ``<a>`` elements, document order
     headings: np.ndarray  # indices of the ``<h1>``-``<h6>`` elements, document order
     h1: np.ndarray  # indices of the ``<h1>`` elements, document order
+    pictures: np.ndarray  # indices of the ``<img>`` elements, document order
     end: np.ndarray  # the node table's subtree ends
 
     def holds_link(self, nodes: np.ndarray) -> np.ndarray:
@@ -410,12 +437,18 @@ class _PageArrays:
         links = self.link_nodes
         return np.searchsorted(links, self.end[nodes]) > np.searchsorted(links, nodes)
 
+    def holds_picture(self, nodes: np.ndarray) -> np.ndarray:
+        """Per node of ``nodes``: its subtree holds an ``<img>`` (as :meth:`holds_link`)."""
+        pictures = self.pictures
+        return np.searchsorted(pictures, self.end[nodes]) > np.searchsorted(pictures, nodes)
+
     @classmethod
     def of(cls, nodes: NodeTable, scale: float) -> _PageArrays:
         blocks = nodes.text_blocks
         link_chars = nodes.block_link_chars[blocks]
         text = (nodes.block_chars[blocks] - link_chars) * scale
-        # One look-up per node names the tags read here: 1 a link, 2 a heading, 3 an h1.
+        # One look-up per node names the tags read here: 1 a link, 2 a heading, 3 an h1,
+        # 4 a picture.
         codes, names = nodes.tag_codes
         kinds = np.zeros(len(names), dtype=np.int8)
         for name, kind in _TAG_KINDS.items():
@@ -429,14 +462,16 @@ class _PageArrays:
             links=link_chars * scale,
             long_text=text >= LONG_PARAGRAPH,
             link_nodes=(kind == 1).nonzero()[0],
-            headings=(kind >= 2).nonzero()[0],
+            headings=((kind == 2) | (kind == 3)).nonzero()[0],
             h1=(kind == 3).nonzero()[0],
+            pictures=(kind == 4).nonzero()[0],
             end=nodes.end,
         )
 
 
-#: The tags :class:`_PageArrays` finds: ``<a>`` (1), the headings (2), ``<h1>`` (3).
-_TAG_KINDS = {"a": 1, **{tag: 2 for tag in HEADING_TAGS - {"h1"}}, "h1": 3}
+#: The tags :class:`_PageArrays` finds: ``<a>`` (1), the headings (2), ``<h1>`` (3),
+#: ``<img>`` (4).
+_TAG_KINDS = {"a": 1, **{tag: 2 for tag in HEADING_TAGS - {"h1"}}, "h1": 3, "img": 4}
 
 
 def teaser_evidence(
@@ -493,6 +528,7 @@ def teaser_evidence(
     inside = (teaser | listed)[blocks]
     outside = ~(inside | found.comment[blocks]) if has_comments else ~inside
     long_text = page.long_text & outside
+    priced = _priced(document, found, page, items)
     return TeaserEvidence(
         teasers=int(teaser_items.size),
         summary_teasers=int(np.count_nonzero(unlinked >= TEASER_SUMMARY)),
@@ -510,6 +546,10 @@ def teaser_evidence(
         free_prose=float(np.add.reduce(page.text[long_text])),
         list_items=list_items,
         list_share=float(np.dot(own_chars, listed)) / total if total else 0.0,
+        priced_items=int(priced.size),
+        priced_share=float(np.dot(own_chars, nodes.with_descendants(_mask(nodes, priced)))) / total
+        if priced.size
+        else 0.0,
     )
 
 
@@ -556,6 +596,46 @@ def _lists(
     inside = items[is_list[number]]
     inside = _off_path(nodes, inside, own_headline)
     return int(np.maximum.reduce(size[is_list])), nodes.with_descendants(_mask(nodes, inside))
+
+
+def _priced(
+    document: Document, found: Structures, page: _PageArrays, items: np.ndarray
+) -> np.ndarray:
+    """The products among the repeated items (``items``, every item of ``found``): items
+    of at most :data:`PRICED_ITEM_MAX_CHARS` that hold a picture and a price
+    (:data:`_PRICE`), in groups of siblings (no comment thread) of which at least
+    :data:`PRICED_ITEMS`, and :data:`PRICED_SHARE` of the group, are such items. A shop's
+    category page is a grid of them; an article has none, or prices without pictures,
+    and a product page shows its own price and a small rail.
+
+    Text is read only for the pictured items of groups that could qualify (most pages
+    have none), and a group's reading stops once too few are left for it to qualify."""
+    size = found.sizes
+    if not size.size or not page.pictures.size or np.maximum.reduce(size) < PRICED_ITEMS:
+        return items[:0]
+    nodes = document.nodes
+    number = found.group[items]
+    groups = (size >= PRICED_ITEMS) & ~found.comment_groups
+    candidate = groups[number] & (nodes.chars[items] <= PRICED_ITEM_MAX_CHARS)
+    candidate &= page.holds_picture(items)
+    enough = np.maximum(PRICED_SHARE * size, PRICED_ITEMS)
+    spare = np.bincount(number, weights=candidate, minlength=size.size) - enough
+    possible = (groups & (spare >= 0)).nonzero()[0]
+    if not possible.size:
+        return items[:0]
+    priced = np.zeros(items.size, dtype=bool)
+    search = _PRICE.search
+    for group in possible.tolist():
+        misses, allowed = 0, spare[group]
+        for k in (candidate & (number == group)).nonzero()[0].tolist():
+            if search(document.raw_text(int(items[k]))) is not None:
+                priced[k] = True
+                continue
+            misses += 1
+            if misses > allowed:  # the group cannot qualify: its other items are not read
+                break
+    kept = np.bincount(number, weights=priced, minlength=size.size) >= enough
+    return items[priced & kept[number]]
 
 
 def _prose(nodes: NodeTable, page: _PageArrays) -> tuple[int, float, float]:

@@ -202,6 +202,35 @@ def test_list_evidence_on_a_shop_page() -> None:
     assert article.list_over_prose == pytest.approx(4 * 34 / (4 * 34 + 6 * 238))
 
 
+def test_products_with_a_picture_and_a_price() -> None:
+    """A grid of pictured items each showing a price (a currency sign, or an amount with
+    two decimals: no currency word is read) is a grid of products; the same grid without
+    pictures or prices, a rail of three, or dates and plain numbers beside pictures, are
+    not."""
+    shop = evidence_of(shop_page())
+    assert shop.priced_items == 12
+    item = 18 + 9  # name and price
+    assert shop.priced_share == pytest.approx(12 * item / (6 * 6 + 12 * item))
+    assert shop.features(500)["priced_share"] == shop.priced_share
+
+    def grid(price: str, picture: str = '<img src="/i.jpg">', items: int = 12) -> str:
+        cards = "".join(
+            f'<li><a href="/p/{n}">{picture}</a><a href="/p/{n}">Product name number {n}</a>'
+            f" <span>{price.format(n=n)}</span></li>"
+            for n in range(items)
+        )
+        return f"<html><body><ul>{cards}</ul></body></html>"
+
+    for price in ("{n}9,00 zł", "CHF 1{n}.50", "1 {n:02d}9,00", "\u00a5{n}80", "{n}5 \u20ac"):
+        assert evidence_of(grid(price)).priced_items == 12, price
+    for price in ("12.0{n}.2020", "{n}5 items", "3.1415", "v1.{n}"):
+        assert evidence_of(grid(price)).priced_items == 0, price
+    assert evidence_of(grid("{n}9,00 zł", picture="")).priced_items == 0
+    assert evidence_of(grid("{n}9,00 zł", items=3)).priced_items == 0
+    # An article's related box holds no prices.
+    assert evidence_of(article_page()).priced_items == 0
+
+
 def test_link_share() -> None:
     links, summaries, site = 12 * 34, 12 * 50, len("Harbour Times")
     assert evidence_of(front_page()).link_share == pytest.approx(links / (links + summaries + site))
