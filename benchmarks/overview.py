@@ -119,7 +119,7 @@ MODEL_FEATURES = (
     "prose_paragraphs", "prose_share", "prose_block",
     "title_repeats_heading", "declares_article", "declares_item", "declares_listing",
     "og_website", "published_time", "paginated", "adjacent_articles", "url_home", "url_listing",
-    "url_article", "headlines_over_prose", "declared_without_headline",
+    "url_article", "headlines_over_prose", "declared_without_headline", "priced_share",
 )  # fmt: skip
 #: TextSweeper's minimum net text length where it is not tuned (the detector's default).
 NET_TEXT_MINIMUM = OverviewDetector().min_net_text_length
@@ -295,14 +295,20 @@ def choose(data: Data, train: np.ndarray, seed: int = 0) -> Choice:
     """Penalty and thresholds chosen by inner site-grouped folds of ``train`` alone,
     repeated :data:`INNER_REPEATS` times with other splits: the drop threshold is an
     extreme quantile of the out-of-fold scores (a handful of pages decide it), and one
-    split's luck moved it enough to change a held-out set's losses."""
+    split's luck moved it enough to change a held-out set's losses.
+
+    The penalty is the strongest (smallest ``C``) of :data:`PENALTIES` whose out-of-fold
+    log-loss is within one standard error of the lowest (the one-standard-error rule): a
+    feature that fires on few pages (products with prices) made the lowest log-loss pick
+    a weak penalty whose sharper scores moved the drop threshold and lost listings
+    elsewhere (development notes, twenty-third session, helper ov34)."""
     splits = [
         protocol.inner_folds(
             data.pages, train, INNER_FOLDS, labels=data.truth.astype(int), seed=seed + repeat
         )
         for repeat in range(INNER_REPEATS)
     ]
-    best: tuple[float, float, np.ndarray] | None = None
+    losses, helds = [], []
     for penalty in PENALTIES:
         scores = np.zeros((INNER_REPEATS, len(MODES), len(data.records)))
         for repeat, folds in enumerate(splits):
@@ -313,11 +319,17 @@ def choose(data: Data, train: np.ndarray, seed: int = 0) -> Choice:
         held = scores[:, :, train]
         truth = np.broadcast_to(data.truth[train], held.shape)
         clipped = np.clip(held, 1e-9, 1 - 1e-9)
-        loss = float(-np.mean(np.where(truth, np.log(clipped), np.log(1 - clipped))))
-        if best is None or loss < best[1]:
-            best = (penalty, loss, held)
-    assert best is not None
-    penalty, _, held = best
+        # Per training page, its log-loss over the repeats and modes.
+        losses.append(-np.mean(np.where(truth, np.log(clipped), np.log(1 - clipped)), axis=(0, 1)))
+        helds.append(held)
+    # The one-standard-error rule: the strongest penalty whose log-loss is within one
+    # standard error (over the training pages) of the best one's.
+    best = int(np.argmin([loss.mean() for loss in losses]))
+    bound = losses[best].mean() + losses[best].std(ddof=1) / np.sqrt(losses[best].size)
+    chosen = min(
+        (k for k, loss in enumerate(losses) if loss.mean() <= bound), key=lambda k: PENALTIES[k]
+    )
+    penalty, held = PENALTIES[chosen], helds[chosen]
     # Per URL mode, the out-of-fold scores of every repeat's non-overview pages together.
     negatives = held[:, :, ~data.truth[train]].transpose(1, 0, 2).reshape(len(MODES), -1)
     drop = max(lowest_threshold(row, DROP_RATE) for row in negatives)
