@@ -115,11 +115,11 @@ INNER_REPEATS = 3
 #: content pages (development notes).
 MODEL_FEATURES = (
     "link_share", "summary_teasers", "heading_links", "teaser_share", "main_teaser_share",
-    "main_prose", "free_prose", "list_items", "list_share", "list_over_prose",
+    "main_prose", "free_prose", "list_items", "list_share", "list_over_prose", "priced_share",
     "prose_paragraphs", "prose_share", "prose_block",
     "title_repeats_heading", "declares_article", "declares_item", "declares_listing",
     "og_website", "published_time", "paginated", "adjacent_articles", "url_home", "url_listing",
-    "url_article", "headlines_over_prose", "declared_without_headline", "priced_share",
+    "url_article", "headlines_over_prose", "declared_without_headline",
 )  # fmt: skip
 #: TextSweeper's minimum net text length where it is not tuned (the detector's default).
 NET_TEXT_MINIMUM = OverviewDetector().min_net_text_length
