@@ -16,6 +16,7 @@ from scrapy_tagratio.algorithms.tagratio import (
     TagRatio,
     block_features,
     content_probability,
+    kept_blocks,
     main_container,
     named_comments,
     sections_parent,
@@ -1114,3 +1115,21 @@ def test_the_articles_code_is_kept_by_rule() -> None:
     blocks, _, _, rules = block_features(doc)
     texts = doc.block_texts(blocks)
     assert [texts[b] for b in np.flatnonzero(rules.code)][-1] == "[extensions] evolve7 ="
+
+
+def test_a_short_output_keeps_the_next_most_probable_blocks() -> None:
+    """Where the blocks at the cut hold less than a short article's characters
+    (``ARTICLE_PROSE_CHARS``), the most probable blocks under the cut are kept as well, in
+    order of probability, until the output holds that much, as long as they reach half
+    the cut; a page whose blocks at the cut hold enough keeps exactly those."""
+    probability = np.array([0.9, 0.45, 0.4, 0.2, 0.3])
+    chars = np.array([20, 400, 100, 500, 200])
+    assert kept_blocks(probability, 0.5, chars).tolist() == [True, True, False, False, False]
+    # 20 + 150 characters are not enough: the block at 0.3 comes too; 0.2 is under 0.25.
+    chars = np.array([20, 150, 100, 500, 200])
+    assert kept_blocks(probability, 0.5, chars).tolist() == [True, True, True, False, True]
+    # Nothing reaches half the cut: the output is what the cut keeps.
+    assert kept_blocks(np.array([0.9, 0.2]), 0.5, np.array([20, 400])).tolist() == [True, False]
+    # Enough at the cut: nothing is added.
+    chars = np.array([300, 400, 100, 500, 200])
+    assert kept_blocks(probability, 0.5, chars).tolist() == [True, False, False, False, False]
