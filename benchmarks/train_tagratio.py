@@ -80,6 +80,7 @@ from scrapy_tagratio.algorithms.tagratio import (
     BlockRules,
     block_features,
     content_probability,
+    kept_blocks,
 )
 from scrapy_tagratio.algorithms.trees import MODEL_VERSION, BoostedTrees
 from scrapy_tagratio.document import Document
@@ -383,7 +384,9 @@ def scores_by_set(
         chosen = [i for i, p in enumerate(pages) if p.dataset == dataset]
         if chosen:
             out[dataset] = set_score(
-                [pages[i] for i in chosen], [probabilities[i] >= cut for i in chosen], dataset
+                [pages[i] for i in chosen],
+                [kept_blocks(probabilities[i], cut, pages[i].rules.chars) for i in chosen],
+                dataset,
             )
     return out
 
@@ -554,7 +557,10 @@ def site_validation(
             tested = test.tolist()
             for i, p in zip(tested, predict(model, [pages[i] for i in tested]), strict=True):
                 probabilities[i], cuts[i] = p, model.cut
-        kept = [p >= c for p, c in zip(probabilities, cuts, strict=True)]
+        kept = [
+            kept_blocks(p, c, page.rules.chars)
+            for p, c, page in zip(probabilities, cuts, pages, strict=True)
+        ]
         out = {}
         for dataset in LABEL_SETS:
             chosen = [i for i, p in enumerate(pages) if p.dataset == dataset]

@@ -22,6 +22,29 @@ def test_hints_read_class_words_as_components() -> None:
     assert flagged == ["menu-item", "sd_sharing", "ad"]
 
 
+def test_state_classes_and_builder_wrappers_name_no_region() -> None:
+    """A class that holds a boilerplate word as the state of its element (``has-ads``,
+    ``no-comments``, ``with-sidebar``: the element holds or lacks such a region) or as a
+    page builder's wrapper of every element (Elementor's ``elementor-widget-container``)
+    names no boilerplate region; the other words of the same hint still do
+    (``elementor-widget-nav-menu`` is a menu, ``widget no-padding`` a widget)."""
+    doc = Document.from_input(
+        "<body><section class='o-section o-section--has-ads'>a</section>"
+        "<div class='post has-sidebar no-comments with-sidebar'>b</div>"
+        "<div class='elementor-widget-container'>c</div>"
+        "<div class='elementor-element elementor-widget-text-editor'>d</div>"
+        "<div class='elementor-widget elementor-widget-nav-menu'>e</div>"
+        "<div class='widget no-padding'>f</div><div class='post-ads'>g</div></body>"
+    )
+    flags = hint_flags(doc.nodes)
+    flagged = [doc.nodes.hint[i].strip() for i in range(len(flags)) if flags[i]]
+    assert flagged == [
+        "elementor-widget elementor-widget-nav-menu",
+        "widget no-padding",
+        "post-ads",
+    ]
+
+
 def test_hints_are_read_only_where_asked() -> None:
     """``where`` limits the reading to the marked nodes (block_features reads only the
     text blocks and their ancestors); the marked nodes' flags are the full reading's."""
@@ -39,14 +62,16 @@ def test_hints_are_read_only_where_asked() -> None:
 
 
 #: Pieces of random hints for every test of :func:`hint_flags`: letters and words of their
-#: vocabularies and of the body's names, prefixes and extensions of them, separators, a
-#: digit, accents, a combining mark, another script and a superscript digit.
+#: vocabularies and of the body's names, prefixes and extensions of them, the words of
+#: classes that name no region, separators, a digit, accents, a combining mark, another
+#: script and a superscript digit.
 _HINT_PIECES = st.sampled_from(
     [
         *"adscomentbyrlupfixq", "ad", "ads", "nav", "comment", "comments", "list", "thread",
         "disqus", "repl", "reply", "replies", "references", "reflist", "footnotes",
         "endnotes", "bibliography", "art", "article", "post", "entry", "text", "page",
-        "story", "body", "content", "container", "inner", " ", "-", "_", "--", "  ", "2",
+        "story", "body", "content", "container", "inner", "has", "no", "elementor", "widget",
+        " ", "-", "_", "--", "  ", "2",
         ":", ".", "é", "ß", "İ", "\u0300", "日", "\u00b2",
     ]
 )  # fmt: skip
@@ -67,8 +92,9 @@ def test_the_hint_tests_name_what_their_regular_expressions_name(hint: str) -> N
     from scrapy_tagratio import reader
 
     words = hint.replace("-", " ").replace("_", " ")
+    regions = module._NOT_REGIONS.sub(" ", hint).replace("-", " ").replace("_", " ")
     expected = {
-        module.BOILERPLATE_NAMES: module.BOILERPLATE_HINT.search(words) is not None
+        module.BOILERPLATE_NAMES: module.BOILERPLATE_HINT.search(regions) is not None
         and module.CONTENT_HINT.search(words) is None,
         module.COMMENT_NAMES: module.COMMENT_HINT.search(words) is not None,
         module.NOTES_NAMES: module.NOTES_HINT.search(words) is not None,

@@ -118,6 +118,14 @@ main content; blocks at or above the model's cut are kept. The model is data: th
 the labelled blocks of every development set, with the names of the features it was fitted
 on (checked against :data:`FEATURES` by the tests), its training-data fingerprint and its
 leave-one-set-out and site-grouped validation figures.
+
+**A short output is filled** (:func:`kept_blocks`): where the blocks at the cut hold less
+than :data:`ARTICLE_PROSE_CHARS` characters, the most probable blocks under it are kept
+too, in order, until the output holds that much, as long as the model gives them half the
+cut or more. Every page of the development sets is an article or a post, yet on some the
+model left nothing at the cut (a news site's short summary above a long thread that the
+rules drop, a story whose paragraphs all score just under the cut) and the output was
+empty or one line. The overview detector judges the filled output.
 """
 
 from __future__ import annotations
@@ -164,6 +172,7 @@ __all__ = [
     "block_features",
     "content_probability",
     "headline_block",
+    "kept_blocks",
     "main_container",
     "named_comments",
     "sections_parent",
@@ -198,6 +207,11 @@ BODY_SHARE = 0.5
 #: How many headings (the last before the main container) are compared with the page's
 #: titles (:func:`headline_block`).
 HEADLINE_CANDIDATES = 8
+#: A page whose blocks at the cut hold less than :data:`ARTICLE_PROSE_CHARS` characters keeps
+#: its most probable other blocks as well, if their probability reaches this share of the
+#: cut (:func:`kept_blocks`). Design constant ("the model leaned towards content at least
+#: half as far as the cut asks"), not fitted.
+SHORT_OUTPUT_CUT_SHARE = 0.5
 
 
 #: Names of the features of :func:`block_features`, in column order.
@@ -658,6 +672,28 @@ def content_probability(model: BoostedTrees, features: np.ndarray, rules: BlockR
     return probability
 
 
+def kept_blocks(probability: np.ndarray, cut: float, chars: np.ndarray) -> np.ndarray:
+    """Per block (its content probability and its characters ``chars``), whether the output
+    keeps it: its probability reaches ``cut``; and on a page where those blocks hold less
+    than :data:`ARTICLE_PROSE_CHARS` characters, the most probable of the others too, in
+    order of probability until the kept blocks hold that much, while their probability
+    reaches :data:`SHORT_OUTPUT_CUT_SHARE` of the cut. An article page whose model leaves
+    nothing or a line at the cut (a short post above a long thread the rules drop, a
+    story whose blocks all score just under the cut) gave an empty or one-line text,
+    though its next blocks were the article; pages whose other blocks the model gives
+    little keep what the cut keeps."""
+    kept = probability >= cut
+    missing = ARTICLE_PROSE_CHARS - int(chars[kept].sum())
+    if missing <= 0:
+        return kept
+    others = np.flatnonzero(~kept & (probability >= SHORT_OUTPUT_CUT_SHARE * cut))
+    if others.size:
+        order = others[np.argsort(-probability[others], kind="stable")]
+        count = int(np.searchsorted(np.cumsum(chars[order]), missing)) + 1
+        kept[order[:count]] = True
+    return kept
+
+
 @dataclass(frozen=True)
 class TagRatio(Algorithm):
     """CECTD's signals, page furniture, repeated structures and context combined per text
@@ -700,6 +736,7 @@ class TagRatio(Algorithm):
         probability = np.zeros(n)
         probability[blocks] = content_probability(model, features, rules)
         del features  # not held while the text is built (large pages)
-        kept = probability >= cut
+        kept = np.zeros(n, dtype=bool)
+        kept[blocks] = kept_blocks(probability[blocks], cut, rules.chars)
         # Scores per node: the probability of the block it belongs to.
         return dom_labelling(document, kept[owner], probability[owner], cut)

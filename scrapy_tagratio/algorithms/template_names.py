@@ -188,13 +188,23 @@ def _names_boilerplate(hint: str) -> bool:
     """The hint names a boilerplate region, and not the article body (which overrules).
 
     Class words are read as components: "menu-item" and "sd_sharing" name a menu and a
-    share bar, "update" does not name a date. Cached across pages: a site's pages repeat
-    their class names, so on a crawl most lookups are hits. (With the compiled kernel,
-    :data:`BOILERPLATE_NAMES` finds the words by its word test and calls only
-    :func:`_not_article_body`.)
+    share bar, "update" does not name a date; a class that names the element's state or a
+    page builder's wrapper (:data:`_NOT_REGIONS`) is not read. Cached across pages: a
+    site's pages repeat their class names, so on a crawl most lookups are hits. (With the
+    compiled kernel, :data:`BOILERPLATE_NAMES` finds the words by its word test and calls
+    this only for the hints that hold one.)
     """
-    words = hint.replace("-", " ").replace("_", " ")
+    words = _NOT_REGIONS.sub(" ", hint).replace("-", " ").replace("_", " ")
     return BOILERPLATE_HINT.search(words) is not None and _not_article_body(hint)
+
+
+#: Class names that hold a boilerplate word without naming a boilerplate region: a state
+#: modifier (``has-sidebar``, ``no-comments``, ``o-section--has-ads``: the element holds or
+#: lacks such a region; the rest of the class is not read) and a page builder's element
+#: wrapper (Elementor's ``elementor-widget-container``: every heading and paragraph of its
+#: pages is a "widget"; the words after it are read, ``elementor-widget-nav-menu`` is a
+#: menu).
+_NOT_REGIONS = re.compile(r"(?:\b|(?<=_))(?:has|no|with|without)[-_]\S*|\belementor[-_]widget")
 
 
 def _not_article_body(hint: str) -> bool:
@@ -231,11 +241,10 @@ def _names_notes(hint: str) -> bool:
 
 
 #: The hint names a boilerplate region (:func:`_names_boilerplate`): the kernel's words
-#: are :data:`BOILERPLATE_HINT`'s own, and a hint holding them is named unless it names
-#: the article body.
-BOILERPLATE_NAMES = HintTest(
-    _names_boilerplate, _BOILERPLATE_PREFIXES, _BOILERPLATE_WHOLE, True, _not_article_body
-)
+#: are :data:`BOILERPLATE_HINT`'s own, and a hint holding them is named unless they lie
+#: only in a class that names no region (:data:`_NOT_REGIONS`) or it names the article
+#: body.
+BOILERPLATE_NAMES = HintTest(_names_boilerplate, _BOILERPLATE_PREFIXES, _BOILERPLATE_WHOLE)
 #: The hint names a comment (:data:`COMMENT_HINT`; the words are the test).
 COMMENT_NAMES = HintTest(
     _names_comment, by_ascii_letter(COMMENT_WORDS), by_ascii_letter(COMMENT_WHOLE_WORDS), True
