@@ -1,7 +1,7 @@
 """Which elements count as what, and the one cleaning rule every algorithm reads a page by.
 
 Cleaning happens before anything is counted (every paper does this), by one rule for every
-algorithm (:func:`_dropped`, DESIGN.md section 2): ``script``, ``style``, ``noscript``,
+algorithm (:func:`_dropped`): ``script``, ``style``, ``noscript``,
 ``template``, embedded objects (``svg``, ``iframe``, ``object``, ...), comments and
 processing instructions are skipped, and so are elements hidden by ``hidden`` (not
 ``hidden="until-found"``, which find-in-page reveals), ``aria-hidden="true"``, an inline
@@ -208,7 +208,7 @@ def _dropped(
     hidden: Sequence[int] | np.ndarray,
     holds_block_content: Callable[[np.ndarray], np.ndarray],
 ) -> np.ndarray:
-    """The cleaning rule of every algorithm (DESIGN.md section 2), per element: dropped
+    """The cleaning rule of every algorithm (the module's description), per element: dropped
     with its content when its tag is in :data:`SKIPPED_TAGS` or it is ``hidden``
     (indices), except a ``noscript`` for which ``holds_block_content(indices)`` is True
     (libxml2 can swallow the page into an unclosed ``<noscript>``). Ruby annotations

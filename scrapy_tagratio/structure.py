@@ -1,7 +1,7 @@
 """Repeated sibling structures of a page: comment threads and teaser lists, language-free.
 
-Density cannot tell a comment thread from an article: both are long prose with few links
-(DESIGN.md section 8), and on many blog and news pages the node of maximal DensitySum (CETD
+Density cannot tell a comment thread from an article: both are long prose with few links,
+and on many blog and news pages the node of maximal DensitySum (CETD
 Definition 3) lies inside the thread. What sets a thread apart is its *structure*: the
 same item repeated as siblings, each holding a short author/time/permalink/reply part
 (links, a ``time`` element, a button) and a longer body of unlinked prose. A teaser list

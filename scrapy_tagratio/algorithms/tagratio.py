@@ -2,7 +2,7 @@
 
 CECTD-DS (:mod:`.cetd`) finds the content well but keeps too much: Algorithm 2 marks the
 max-DensitySum node under *every* node above the threshold, so sidebars, footers, comment
-threads, captions and teaser boxes with dense text come along (DESIGN.md section 8). The
+threads, captions and teaser boxes with dense text come along. The
 papers leave the combination of their signals open; this algorithm decides per *text
 block* (the nearest block-level element of each piece of text) from:
 
