@@ -19,8 +19,9 @@ pages whose own address has no shape: most content pages have an article-shaped 
 and a threshold read off them with it would be too low for an article seen without it.
 Inside each training set,
 site-grouped inner folds (:func:`~benchmarks.protocol.inner_folds`, drawn
-:data:`INNER_REPEATS` times) choose the L2 penalty (the strongest within one standard error of the best log-loss) and the two thresholds from
-out-of-fold probabilities, every draw's together: the drop threshold is the
+:data:`INNER_REPEATS` times) choose the L2 penalty (the strongest whose log-loss is
+within one standard error of the best) and the two thresholds from out-of-fold
+probabilities, every draw's together: the drop threshold is the
 lowest score at which at most :data:`DROP_RATE` of the training pages that
 are not overview pages would be dropped, in each of the three modes; the uncertain threshold
 the lowest at which at most :data:`UNCERTAIN_RATE` would be dropped or tagged; the
