@@ -240,11 +240,27 @@ def _names_notes(hint: str) -> bool:
     )
 
 
+def _holding_boilerplate_words(hint: str) -> bool:
+    """:func:`_names_boilerplate` of a hint known to hold one of :data:`BOILERPLATE_HINT`'s
+    words (the kernel's word test found it): named unless it names the article body, or
+    has a class that names no region (:data:`_NOT_REGIONS`, rare), where the whole test
+    decides whether a word lies outside such classes."""
+    if _NOT_REGIONS.search(hint) is None:
+        return _not_article_body(hint)
+    return _names_boilerplate(hint)
+
+
 #: The hint names a boilerplate region (:func:`_names_boilerplate`): the kernel's words
 #: are :data:`BOILERPLATE_HINT`'s own, and a hint holding them is named unless they lie
 #: only in a class that names no region (:data:`_NOT_REGIONS`) or it names the article
-#: body.
-BOILERPLATE_NAMES = HintTest(_names_boilerplate, _BOILERPLATE_PREFIXES, _BOILERPLATE_WHOLE)
+#: body (:func:`_holding_boilerplate_words`).
+BOILERPLATE_NAMES = HintTest(
+    _names_boilerplate,
+    _BOILERPLATE_PREFIXES,
+    _BOILERPLATE_WHOLE,
+    True,
+    _holding_boilerplate_words,
+)
 #: The hint names a comment (:data:`COMMENT_HINT`; the words are the test).
 COMMENT_NAMES = HintTest(
     _names_comment, by_ascii_letter(COMMENT_WORDS), by_ascii_letter(COMMENT_WHOLE_WORDS), True
