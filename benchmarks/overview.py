@@ -117,7 +117,7 @@ INNER_REPEATS = 3
 MODEL_FEATURES = (
     "link_share", "summary_teasers", "heading_links", "teaser_share", "main_teaser_share",
     "main_prose", "free_prose", "list_items", "list_share", "list_over_prose", "priced_share",
-    "prose_paragraphs", "prose_share", "prose_block",
+    "prose_paragraphs", "prose_share", "prose_block", "prose_after",
     "title_repeats_heading", "declares_article", "declares_item", "declares_listing",
     "og_website", "published_time", "paginated", "adjacent_articles", "url_home", "url_listing",
     "url_article", "headlines_over_prose", "declared_without_headline",

@@ -262,6 +262,7 @@ _REASONS: Mapping[str, str] = {
     "prose_paragraphs": "{prose_paragraphs} long paragraphs in one run",
     "prose_share": "longest prose run holds {prose_share:.0%} of the text",
     "prose_block": "largest block of long paragraphs {prose_block:.0f} chars",
+    "prose_after": "{prose_after:.0%} of the text after the largest block of long paragraphs",
     "teaser_share": "teasers hold {teaser_share:.0%} of the text",
     "comment_items": "{comment_items} comments",
     "comment_share": "comments hold {comment_share:.0%} of the text",

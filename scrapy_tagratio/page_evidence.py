@@ -22,7 +22,9 @@ overview page. Measured here:
   keeps a fragment: evidence read off the page itself does not depend on it);
 * **prose**: text cut into layout blocks and blocks into runs at every block that is
   mostly link text: long paragraphs in the longest run, its share of the page's text,
-  the largest set of long paragraphs under one parent, long paragraphs in the main
+  the largest set of long paragraphs under one parent and the share of the text after it
+  (an article's body is followed by its comments and rails; a home page's one paragraph
+  of prose, an "about" or a lead story, comes last or near it), long paragraphs in the main
   content and outside every teaser, list and comment; whether the ``<title>`` repeats the
   first ``<h1>``. A listing has many items, not few characters: a short article has
   little prose but no teasers either;
@@ -293,6 +295,7 @@ class PageEvidence(TeaserEvidence):
     prose_paragraphs: int
     prose_share: float
     prose_block: float
+    prose_after: float  # share of the page's text after the largest block's parent
     title_repeats_heading: bool
     declares_article: bool
     declares_item: bool
@@ -365,6 +368,7 @@ class PageEvidence(TeaserEvidence):
             "prose_paragraphs": log1p(self.prose_paragraphs),
             "prose_share": self.prose_share,
             "prose_block": log1p(self.prose_block / LONG_PARAGRAPH),
+            "prose_after": self.prose_after,
             "title_repeats_heading": float(self.title_repeats_heading),
             "declares_article": float(self.declares_article),
             "declares_item": float(self.declares_item),
@@ -405,7 +409,7 @@ FEATURES = (
     "heading_links", "teaser_share", "comment_items", "comment_share",
     "main_teaser_share", "main_link_share", "main_prose", "free_prose", "list_items",
     "list_share", "list_over_prose", "priced_share", "prose_block_share",
-    "prose_paragraphs", "prose_share", "prose_block",
+    "prose_paragraphs", "prose_share", "prose_block", "prose_after",
     "title_repeats_heading", "declares_article", "declares_item", "declares_listing",
     "og_website", "published_time", "paginated", "adjacent_articles", "url_home", "url_listing",
     "url_article", "headline_share", "headlines_over_prose", "declared_without_headline",
@@ -638,9 +642,10 @@ def _priced(
     return items[priced & kept[number]]
 
 
-def _prose(nodes: NodeTable, page: _PageArrays) -> tuple[int, float, float]:
-    """Long paragraphs in the longest run, its share of the page's text, and the
-    largest set of long paragraphs under one parent (scaled characters)."""
+def _prose(nodes: NodeTable, page: _PageArrays) -> tuple[int, float, float, float]:
+    """Long paragraphs in the longest run, its share of the page's text, the largest set
+    of long paragraphs under one parent (scaled characters), and the share of the page's
+    text (unlinked and link) after that parent's subtree."""
     block_text, block_links = page.text, page.links
     breaks = block_links > block_text
     run = breaks.astype(np.intp).cumsum()  # faster than cumsum's cast of the booleans
@@ -648,11 +653,13 @@ def _prose(nodes: NodeTable, page: _PageArrays) -> tuple[int, float, float]:
     run_long = np.bincount(run, weights=~breaks & page.long_text)
     total = float(np.add.reduce(block_text) + np.add.reduce(block_links))
     if not run_text.size or total <= 0:
-        return 0, 0.0, 0.0
+        return 0, 0.0, 0.0, 0.0
     best = int(run_text.argmax())
     # A long paragraph's text counts for its parent and for itself (a block may hold
     # long paragraphs and text of its own).
     long_blocks = page.blocks[page.long_text]
+    if not long_blocks.size:
+        return int(run_long[best]), float(run_text[best]) / total, 0.0, 0.0
     long_text = page.text[page.long_text]
     parents = nodes.parent[long_blocks]
     has_parent = parents >= 0
@@ -660,8 +667,13 @@ def _prose(nodes: NodeTable, page: _PageArrays) -> tuple[int, float, float]:
         np.concatenate((parents[has_parent], long_blocks)),
         weights=np.concatenate((long_text[has_parent], long_text)),
     )
-    block = float(np.maximum.reduce(under, initial=0.0))
-    return int(run_long[best]), float(run_text[best]) / total, block
+    holder = int(under.argmax())
+    # The blocks are in document order: those from the holder's subtree end on follow it.
+    first_after = int(np.searchsorted(page.blocks, page.end[holder]))
+    after = float(
+        np.add.reduce(block_text[first_after:]) + np.add.reduce(block_links[first_after:])
+    )
+    return int(run_long[best]), float(run_text[best]) / total, float(under[holder]), after / total
 
 
 def _page_signals(document: Document) -> tuple[bool, bool, bool, bool, bool, bool, bool]:
@@ -772,7 +784,7 @@ def page_evidence(document: Document, labelling: Labelling) -> PageEvidence:
     page = _PageArrays.of(nodes, scale)
     own_headline = _own_headline(document, page)
     teasers = teaser_evidence(document, labelling, page, own_headline)
-    paragraphs, share, block = _prose(nodes, page) if total else (0, 0.0, 0.0)
+    paragraphs, share, block, after = _prose(nodes, page) if total else (0, 0.0, 0.0, 0.0)
     article, item, listing, website, published, paginated, adjacent = _page_signals(document)
     return PageEvidence(
         net_text_length=labelling.content_chars - labelling.link_chars,
@@ -782,6 +794,7 @@ def page_evidence(document: Document, labelling: Labelling) -> PageEvidence:
         prose_paragraphs=paragraphs,
         prose_share=share,
         prose_block=block,
+        prose_after=after,
         title_repeats_heading=own_headline >= 0,
         declares_article=article,
         declares_item=item,

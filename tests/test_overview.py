@@ -256,6 +256,22 @@ def test_article_body_evidence() -> None:
     assert not front.title_repeats_heading  # "Harbour Times" is not headline-long
 
 
+def test_prose_after_is_the_text_after_the_largest_prose_block() -> None:
+    # An article's body is followed by its "related" box: that text comes after it.
+    article = evidence_of(article_page())
+    total = len("Harbour Times") + 43 + 6 * 238 + len("Related") + 4 * 34
+    assert article.prose_after == pytest.approx((len("Related") + 4 * 34) / total)
+    # A home page's one block of prose (an "about" paragraph) comes after its teasers.
+    about = "".join(f"<p>{p}</p>" for p in PARAGRAPHS[:2])
+    home = front_page().replace("</main>", f"</main><section>{about}</section>")
+    evidence = evidence_of(home)
+    assert evidence.prose_block == 2 * 238 and evidence.prose_after == 0.0
+    # No long paragraph: no block, nothing after it.
+    assert evidence_of(front_page()).prose_after == 0.0
+    features = article.features(1)
+    assert features["prose_after"] == article.prose_after
+
+
 def test_text_scale_makes_lengths_comparable_across_scripts() -> None:
     article = Document.from_input(article_page())
     assert text_scale(article, get_algorithm(DEFAULT_ALGORITHM)().run(article).text) == 1.0
