@@ -240,11 +240,13 @@ def _names_notes(hint: str) -> bool:
     )
 
 
+@lru_cache(maxsize=1 << 16)
 def _holding_boilerplate_words(hint: str) -> bool:
     """:func:`_names_boilerplate` of a hint known to hold one of :data:`BOILERPLATE_HINT`'s
     words (the kernel's word test found it): named unless it names the article body, or
     has a class that names no region (:data:`_NOT_REGIONS`, rare), where the whole test
-    decides whether a word lies outside such classes."""
+    decides whether a word lies outside such classes. Cached across pages, as
+    :func:`_names_boilerplate` is."""
     if _NOT_REGIONS.search(hint) is None:
         return _not_article_body(hint)
     return _names_boilerplate(hint)
