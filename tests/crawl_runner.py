@@ -25,12 +25,17 @@ from twisted.python.failure import Failure
 def child_pids() -> set[int]:
     """The process ids of this process's children, alive or not yet reaped (Linux's
     ``/proc/<pid>/task/<tid>/children``: the worker pool starts its processes with
-    :mod:`subprocess`, which :func:`multiprocessing.active_children` does not see)."""
-    return {
-        int(pid)
-        for children in Path(f"/proc/{os.getpid()}/task").glob("*/children")
-        for pid in children.read_text().split()
-    }
+    :mod:`subprocess`, which :func:`multiprocessing.active_children` does not see). A
+    thread that ends while they are read (the reactor's thread pool shutting down) is
+    skipped: Linux hands its children to another thread of the process."""
+    pids: set[int] = set()
+    for children in Path(f"/proc/{os.getpid()}/task").glob("*/children"):
+        try:
+            listed = children.read_text()
+        except FileNotFoundError:  # the thread ended between the listing and the read
+            continue
+        pids.update(map(int, listed.split()))
+    return pids
 
 
 def load(path: str) -> Any:
