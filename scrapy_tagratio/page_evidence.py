@@ -725,9 +725,9 @@ def _rel_neighbours(document: Document) -> tuple[bool, bool]:
     listing's or a home page's (:func:`url_shape`: ``/page/2``, ``?page=3``, ``/``): the
     pages of a listing; and whether they are all articles' (a slug, a long number, a date
     path): a post linking its neighbours, as blog software does on every post. The two
-    read alike as "rel=next" and weigh opposite ways: on the pool, 28 of 157 overview pages
-    and 7 of 1,804 others have the first, 0 and 467 the second (the rest of either kind
-    link addresses of no shape)."""
+    read alike as "rel=next" and weigh opposite ways: the first is mostly on overview
+    pages, the second on content pages only (counts: development notes, twenty-third
+    session)."""
     page = document.page
     owners = page.with_rel("next") + page.with_rel("prev")
     if not owners:
