@@ -65,11 +65,12 @@ def _read_input(source: str) -> tuple[bytes, str | None, str | None]:
             # the address it was read from, after redirects (as a crawl's response.url)
             data, url = response.read(), response.geturl()
             content_type = response.headers.get("Content-Type")
-        if content_type and not _is_html_type(content_type):
+        mime = (content_type or "").split(";")[0].strip().lower()
+        if mime and not _is_html_type(mime):
             # A crawl extracts only what Scrapy reads as HTML (HtmlResponse): say so here too.
             raise OSError(
-                f"{url} is served as {content_type.split(';')[0].strip()}, not HTML (a crawl "
-                "skips it too); save it to a file to extract it anyway"
+                f"{url} is served as {mime}, not HTML (a crawl skips it too); save it to a "
+                "file to extract it anyway"
             )
     elif re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", source):
         raise OSError("only http:// and https:// URLs are read (or a file path, or -)")
@@ -78,12 +79,12 @@ def _read_input(source: str) -> tuple[bytes, str | None, str | None]:
     return _gunzip(data), url, content_type
 
 
-def _is_html_type(content_type: str) -> bool:
-    """Whether Scrapy reads a response of this Content-Type as HTML (``HtmlResponse``)."""
+def _is_html_type(mime: str) -> bool:
+    """Whether Scrapy reads a response of this media type (lower case, no parameters) as
+    HTML (``HtmlResponse``)."""
     from scrapy.http import HtmlResponse
     from scrapy.responsetypes import responsetypes
 
-    mime = content_type.split(";")[0].strip().lower()
     return issubclass(responsetypes.from_mimetype(mime), HtmlResponse)
 
 
