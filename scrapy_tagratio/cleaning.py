@@ -98,6 +98,9 @@ def by_ascii_letter(words: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
     return tuple(tuple(w for w in words if ord(w[0]) == code) for code in range(128))
 
 
+_NO_WORDS = by_ascii_letter(())
+
+
 @dataclass(frozen=True)
 class HintTest:
     """A test of hints (an element's class, id, role and itemprop words): ``names``, the
@@ -108,27 +111,34 @@ class HintTest:
     (``starts_words``) and only the hints that hold one are read further: a Python call
     per hint costs more than the C test, and most hints hold none. When the words are
     ``names``'s own test (``exact``), a hint holding them is named when it passes
-    ``rest`` (None: always) and ``names`` is not called; otherwise ``names`` decides."""
+    ``rest`` (None: always) and ``names`` is not called; otherwise ``names`` decides.
+    Every hint ``rest`` refuses starts a word with one of ``doubts`` (None: not known):
+    with the kernel, a hint starting none is named without calling ``rest``."""
 
     names: Callable[[str], bool]
     prefixes: tuple[tuple[str, ...], ...]
-    whole: tuple[tuple[str, ...], ...] = by_ascii_letter(())
+    whole: tuple[tuple[str, ...], ...] = _NO_WORDS
     exact: bool = False
     rest: Callable[[str], bool] | None = None
+    doubts: tuple[tuple[str, ...], ...] | None = None
 
     def named(self, hints: list[str], read: np.ndarray) -> np.ndarray:
         """Boolean per hint of ``hints``: it is one of those ``read`` (indices into
         ``hints``) and ``names`` names it."""
         test: Callable[[str], bool] | None = self.names
+        named = np.zeros(len(hints), dtype=bool)
         kernel = active_kernel()
         if kernel is not None:
-            found = kernel.starts_words(
-                hints, read.astype(np.int64, copy=False), self.prefixes, self.whole
-            )
+            read = read.astype(np.int64, copy=False)
+            found = kernel.starts_words(hints, read, self.prefixes, self.whole)
             read = read[np.frombuffer(found, dtype=bool)]
             if self.exact:
                 test = self.rest
-        named = np.zeros(len(hints), dtype=bool)
+                if self.doubts is not None and read.size:
+                    found = kernel.starts_words(hints, read, self.doubts, _NO_WORDS)
+                    doubtful = np.frombuffer(found, dtype=bool)
+                    named[read[~doubtful]] = True
+                    read = read[doubtful]
         if test is None:
             named[read] = True
         else:
@@ -137,13 +147,11 @@ class HintTest:
 
 
 #: :func:`hidden_by_class` as a :class:`HintTest`: every class it reads as hiding starts a
-#: word with one of these, or holds the word "d" or "sr" followed by another ("d-none",
-#: "sr-only", "wt-cli-sr-only").
+#: word with one of these ("element-invisible" with its second word), or holds the word "d"
+#: or "sr" followed by another ("d-none", "sr-only", "wt-cli-sr-only").
 HIDING = HintTest(
     hidden_by_class,
-    by_ascii_letter(
-        ("hid", "invisible", "visually", "screen", "element", "assistive", "offscreen")
-    ),
+    by_ascii_letter(("hid", "invisible", "visually", "screen", "assistive", "offscreen")),
     by_ascii_letter(("d", "sr")),
 )
 

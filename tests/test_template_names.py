@@ -70,7 +70,8 @@ _HINT_PIECES = st.sampled_from(
         *"adscomentbyrlupfixq", "ad", "ads", "nav", "comment", "comments", "list", "thread",
         "disqus", "repl", "reply", "replies", "references", "reflist", "footnotes",
         "endnotes", "bibliography", "art", "article", "post", "entry", "text", "page",
-        "story", "body", "content", "container", "inner", "has", "no", "elementor", "widget",
+        "story", "body", "content", "container", "inner", "has", "no", "with", "elementor",
+        "widget",
         " ", "-", "_", "--", "  ", "2",
         ":", ".", "é", "ß", "İ", "\u0300", "日", "\u00b2",
     ]

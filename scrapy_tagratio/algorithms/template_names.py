@@ -258,13 +258,16 @@ def _holding_boilerplate_words(hint: str) -> bool:
 #: The hint names a boilerplate region (:func:`_names_boilerplate`): the kernel's words
 #: are :data:`BOILERPLATE_HINT`'s own, and a hint holding them is named unless they lie
 #: only in a class that names no region (:data:`_NOT_REGIONS`) or it names the article
-#: body (:func:`_holding_boilerplate_words`).
+#: body (:func:`_holding_boilerplate_words`). Each of those starts a word with one of
+#: the doubts: "has", "no", "with" (and "without") or "elementor", "article", "post" or
+#: "entry"; the kernel names the other hints (three in four) without a Python call.
 BOILERPLATE_NAMES = HintTest(
     _names_boilerplate,
     _BOILERPLATE_PREFIXES,
     _BOILERPLATE_WHOLE,
     True,
     _holding_boilerplate_words,
+    by_ascii_letter(("has", "no", "with", "elementor", "article", "post", "entry")),
 )
 #: The hint names a comment (:data:`COMMENT_HINT`; the words are the test).
 COMMENT_NAMES = HintTest(
