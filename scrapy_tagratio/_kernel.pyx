@@ -13,7 +13,8 @@ what the module was compiled for only then).
 
 For the pages this kernel reads, more loops run in C: :func:`piece_lengths` counts
 the node table's characters (runs of text with their white space collapsed),
-:func:`text_lines` and :func:`collapsed_runs` build the text and HTML output,
+:func:`text_lines`, :func:`collapsed_runs` and :func:`event_markup` build the text and
+HTML output,
 :func:`nearest_flagged` finds each node's nearest flagged ancestor (layout blocks),
 :func:`subtree_argmax` the best node of each subtree (CETD's max-DensitySum search),
 :func:`sibling_groups` the groups of repeated siblings and :func:`item_tests` what their
@@ -1463,6 +1464,58 @@ def collapsed_runs(list texts, const int32_t[::1] pieces):
                 at += 1
         out.append(collapsed)
     return out
+
+def event_markup(
+    const int8_t[::1] kinds,
+    const int32_t[::1] nodes,
+    const int32_t[::1] elements,
+    tuple tags,
+    dict attributes,
+    object attribute_markup,
+    list texts,
+    frozenset void,
+):
+    """The cleaned HTML of a run of events (``kinds`` and the node of each, ``nodes``),
+    as :meth:`~scrapy_tagratio.document.Document._markup` writes it: a text event's text
+    (the next of ``texts``, escaped), a start tag ``<tag>`` (``tags[node]``) with the
+    markup of its element's kept attributes (``attribute_markup(values)`` where
+    ``attributes`` has ``elements[node]``), an end tag ``</tag>`` unless the tag is in
+    ``void``; joined. One text per text event and nodes within ``tags`` and
+    ``elements`` (checked)."""
+    cdef Py_ssize_t n = kinds.shape[0], i, t = 0, node
+    cdef Py_ssize_t count = min(len(tags), elements.shape[0])
+    cdef list parts = []
+    cdef object tag, values
+    if nodes.shape[0] != n:
+        raise ValueError("one node per event")
+    for i in range(n):
+        if kinds[i] == EVENT_TEXT:
+            if t >= len(texts):
+                raise ValueError("fewer texts than text events")
+            parts.append(texts[t])
+            t += 1
+            continue
+        node = nodes[i]
+        if node < 0 or node >= count:
+            raise IndexError(f"node {node} is not one of the {count} nodes")
+        tag = <object>PyTuple_GET_ITEM(tags, node)
+        if kinds[i] == EVENT_OPEN:
+            parts.append("<")
+            parts.append(tag)
+            values = attributes.get(elements[node])
+            if values is not None:
+                parts.append(attribute_markup(values))
+            parts.append(">")
+        elif kinds[i] != EVENT_CLOSE:
+            raise ValueError(f"event {i} is of no kind")
+        elif tag not in void:
+            parts.append("</")
+            parts.append(tag)
+            parts.append(">")
+    if t != len(texts):
+        raise ValueError("more texts than text events")
+    return "".join(parts)
+
 
 def tree_sums(
     const double[:, ::1] x,

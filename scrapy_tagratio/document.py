@@ -425,10 +425,10 @@ class Document:
         )
 
     def _markup(self, events: np.ndarray) -> str:
-        """The HTML of a run of events (see :meth:`html_of`)."""
+        """The HTML of a run of events (see :meth:`html_of`); with the compiled kernel, the
+        tags are written and everything joined in one C loop (``event_markup``)."""
         walk = self._walk
         kinds, nodes = walk.kinds[events], walk.owners[events]
-        markup = np.empty(len(events), dtype=object)
         is_text = kinds == EVENT_TEXT
         pieces = walk.piece[events[is_text]]
         kernel = active_kernel()
@@ -438,8 +438,23 @@ class Document:
             else _collapse_pieces(walk.pieces[pieces].tolist())
         )
         if texts:  # escaped in one pass; the markers survive escaping
-            markup[is_text] = escape(_BREAK.join(texts), quote=False).split(_BREAK)
+            texts = escape(_BREAK.join(texts), quote=False).split(_BREAK)
         tags, attributes = walk.table.tag, self.page.attributes.kept
+        if kernel is not None:
+            return str(
+                kernel.event_markup(
+                    kinds,
+                    nodes,
+                    walk.element,
+                    tags,
+                    attributes,
+                    _attribute_markup,
+                    texts,
+                    VOID_TAGS,
+                )
+            )
+        markup = np.empty(len(events), dtype=object)
+        markup[is_text] = texts
         opening, closing = kinds == EVENT_OPEN, kinds == EVENT_CLOSE
         markup[opening] = [
             f"<{tags[node]}{_attribute_markup(attributes.get(element))}>"

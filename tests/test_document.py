@@ -403,6 +403,67 @@ def test_the_kernels_node_table_tree_and_events_are_numpys(trees: list[Any], dat
             assert a.tolist() == b.tolist(), field
 
 
+#: Pages for the cleaned HTML: elements with the attributes it keeps (quotes, ampersands
+#: and angle brackets in their values), void elements, and text to escape.
+_MARKUP_TREES = st.recursive(
+    st.text(st.sampled_from(" \t\na<&>\"\xe9\u3000"), max_size=5),
+    lambda children: st.tuples(
+        st.sampled_from(
+            [
+                "div", "p", "a href='x?a=1&amp;b=\"2\"'", "span title=t", "img src=i.png alt='<a>'",
+                "br", "li", "em", "a", "div hidden", "input",
+            ]
+        ),
+        st.lists(children, max_size=4),
+    ),
+    max_leaves=40,
+)  # fmt: skip
+
+
+@pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_MARKUP_TREES, max_size=4), st.data())
+def test_the_kernels_cleaned_html_is_the_pure_paths(trees: list[Any], data: Any) -> None:
+    """The cleaned HTML of random content (``html_of``) written by the kernel's loop
+    (``event_markup``) and by the pure path: the same string."""
+    html = "<html><body>" + "".join(map(_page_html, trees)) + "</body></html>"
+    doc = Document.from_input(html)
+    n = len(doc.nodes)
+    marked = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
+    content = doc.nodes.with_descendants(marked)
+    found = {}
+    for name in ("target", "kernel"):
+        with _reading_by(name):
+            found[name] = doc.html_of(content)
+    assert found["kernel"] == found["target"]
+
+
+@pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
+def test_the_kernels_markup_refuses_what_it_would_read_out_of_bounds() -> None:
+    """``event_markup`` reads the tags by node unchecked: a node outside the tags or the
+    elements, texts fewer or more than the text events, or an event of no kind, is an
+    error."""
+    from scrapy_tagratio import _kernel
+
+    ints = lambda *values: np.array(values, dtype=np.int32)  # noqa: E731
+    kinds = lambda *values: np.array(values, dtype=np.int8)  # noqa: E731
+    tags, void = ("div", "br"), frozenset({"br"})
+    events = kinds(1, 0, 1, 2, 2), ints(0, 0, 1, 1, 0), ints(4, 5)
+    found = _kernel.event_markup(*events, tags, {5: 1}, str, ["x"], void)
+    assert found == "<div>x<br1></div>"
+    for bad in (
+        (kinds(1), ints(2), ints(0, 1), []),
+        (kinds(1), ints(1), ints(0), []),
+        (kinds(1), ints(-1), ints(0, 1), []),
+        (kinds(0), ints(0), ints(0, 1), []),
+        (kinds(1), ints(0), ints(0, 1), ["x"]),
+        (kinds(3), ints(0), ints(0, 1), []),
+        (kinds(1, 1), ints(0), ints(0, 1), []),
+    ):
+        with pytest.raises((ValueError, IndexError)):
+            _kernel.event_markup(bad[0], bad[1], bad[2], tags, {}, str, bad[3], void)
+
+
 @pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
 def test_the_kernels_node_table_passes_refuse_what_they_would_read_out_of_bounds() -> None:
     """``kept_elements`` and ``body_events`` read and write by index unchecked in their
