@@ -615,7 +615,8 @@ def _priced(
     Text is read only for the pictured items of groups that could qualify (most pages
     have none), and a group's reading stops once too few are left for it to qualify."""
     size = found.sizes
-    if not size.size or not page.pictures.size or np.maximum.reduce(size) < PRICED_ITEMS:
+    # The items of a group are siblings: each product holds a picture of its own.
+    if page.pictures.size < PRICED_ITEMS or not size.size or np.maximum.reduce(size) < PRICED_ITEMS:
         return items[:0]
     nodes = document.nodes
     number = found.group[items]
