@@ -324,7 +324,8 @@ def _find_structures(document: Document, min_repeats: int) -> Structures:
     comments = np.bincount(number, weights=looks_comment, minlength=n_groups)
     teasers = np.bincount(number, weights=looks_teaser, minlength=n_groups)
     comment_share, teaser_share = comments / size, teasers / size
-    pairs = np.unique(number[looks_teaser] * max(len(target_ids), 1) + targets[looks_teaser])
+    pairs = number[looks_teaser] * max(len(target_ids), 1) + targets[looks_teaser]
+    pairs = np.fromiter(set(pairs.tolist()), np.int64)  # distinct (few: np.unique costs more)
     distinct = np.bincount(pairs // max(len(target_ids), 1), minlength=n_groups) / size
     teaser_group = (teasers >= min_repeats) & (teaser_share >= GROUP_SHARE)
     teaser_group &= distinct >= GROUP_SHARE

@@ -462,12 +462,12 @@ class BlockRules:
             return None
         names, first, stop = self.bodies.T
         before = np.concatenate(([0.0], np.cumsum(probability * self.chars)))
-        _, name = np.unique(names, return_inverse=True)  # in order of first use
-        held = np.bincount(name, weights=before[stop] - before[first])
+        # Per name's number (a name without a span holds 0.0): ties go to the first.
+        held = np.bincount(names, weights=before[stop] - before[first])
         best = int(np.argmax(held))
         if held[best] <= 0.0 or held[best] < BODY_SHARE * before[-1]:
             return None
-        return int(stop[name == best].max()) - 1
+        return int(stop[names == best].max()) - 1
 
 
 _TEASER = FEATURES.index("in_teaser_list")

@@ -373,7 +373,7 @@ def heading_slug_hints(document: Document, candidates: np.ndarray) -> list[str |
     # The hints with a word that joins enough words, each distinct hint read once (most
     # pages have none: one search over them all).
     codes, distinct = nodes.hint_codes
-    read = np.unique(codes[candidates]).tolist()
+    read = sorted(set(codes[candidates].tolist()))  # a few nodes: np.unique costs more
     if _LONG_SLUG.search(" ".join(distinct[code] for code in read)) is None:
         return found
     long_words = [code for code in read if _LONG_SLUG.search(distinct[code])]
