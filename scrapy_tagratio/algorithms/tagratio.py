@@ -344,8 +344,10 @@ def sections_parent(nodes: NodeTable, sums: np.ndarray, main: int, excluded: np.
     siblings = (nodes.parent == parent) & (codes == codes[main]) & ~excluded
     siblings[main] = False
     siblings &= sums >= SECTION_SHARE * sums[main]
+    if not (siblings.any() and sums[main] > 0):  # most pages: no hint to read
+        return main
     siblings &= ~hint_flags(nodes, where=siblings)
-    return parent if siblings.any() and sums[main] > 0 else main
+    return parent if siblings.any() else main
 
 
 def headline_block(document: Document, blocks: np.ndarray, before: int) -> int:
