@@ -112,8 +112,8 @@ class HintTest:
     per hint costs more than the C test, and most hints hold none. When the words are
     ``names``'s own test (``exact``), a hint holding them is named when it passes
     ``rest`` (None: always) and ``names`` is not called; otherwise ``names`` decides.
-    Every hint ``rest`` refuses starts a word with one of ``doubts`` (None: not known):
-    with the kernel, a hint starting none is named without calling ``rest``."""
+    Every hint ``rest`` refuses holds one of ``doubts`` as a whole word (None: not
+    known): with the kernel, a hint holding none is named without calling ``rest``."""
 
     names: Callable[[str], bool]
     prefixes: tuple[tuple[str, ...], ...]
@@ -135,7 +135,7 @@ class HintTest:
             if self.exact:
                 test = self.rest
                 if self.doubts is not None and read.size:
-                    found = kernel.starts_words(hints, read, self.doubts, _NO_WORDS)
+                    found = kernel.starts_words(hints, read, _NO_WORDS, self.doubts)
                     doubtful = np.frombuffer(found, dtype=bool)
                     named[read[~doubtful]] = True
                     read = read[doubtful]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from scrapy_tagratio.algorithms.template_names import hint_flags
@@ -70,8 +70,8 @@ _HINT_PIECES = st.sampled_from(
         *"adscomentbyrlupfixq", "ad", "ads", "nav", "comment", "comments", "list", "thread",
         "disqus", "repl", "reply", "replies", "references", "reflist", "footnotes",
         "endnotes", "bibliography", "art", "article", "post", "entry", "text", "page",
-        "story", "body", "content", "container", "inner", "has", "no", "with", "elementor",
-        "widget",
+        "story", "body", "content", "container", "inner", "has", "no", "with", "without",
+        "elementor", "widget", "articlebody",
         " ", "-", "_", "--", "  ", "2",
         ":", ".", "é", "ß", "İ", "\u0300", "日", "\u00b2",
     ]
@@ -80,6 +80,18 @@ _HINT_PIECES = st.sampled_from(
 
 @given(st.lists(_HINT_PIECES, max_size=12).map("".join))
 @settings(max_examples=400)
+# A boilerplate word with the article body's names (each of the kernel's doubts) and with
+# the classes that name no region.
+@example("nav article-body")
+@example("sidebar articlebody")
+@example("share post_content")
+@example("menu entry-content")
+@example("o-section--has-ads")
+@example("no_comments")
+@example("post with-sidebar")
+@example("without-ads")
+@example("elementor-widget-nav-menu")
+@example("elementor-widget-container")
 def test_the_hint_tests_name_what_their_regular_expressions_name(hint: str) -> None:
     """Each test of :func:`hint_flags` names a hint as its regular expression does, on
     both paths: with the kernel, only the hints holding its words (``starts_words``) are

@@ -258,16 +258,19 @@ def _holding_boilerplate_words(hint: str) -> bool:
 #: The hint names a boilerplate region (:func:`_names_boilerplate`): the kernel's words
 #: are :data:`BOILERPLATE_HINT`'s own, and a hint holding them is named unless they lie
 #: only in a class that names no region (:data:`_NOT_REGIONS`) or it names the article
-#: body (:func:`_holding_boilerplate_words`). Each of those starts a word with one of
-#: the doubts: "has", "no", "with" (and "without") or "elementor", "article", "post" or
-#: "entry"; the kernel names the other hints (three in four) without a Python call.
+#: body (:func:`_holding_boilerplate_words`). Each of those holds one of the doubts as a
+#: whole word: a class naming no region "has", "no", "with", "without" or "elementor"
+#: (followed by "-" or "_"), the article body's names "body", "content" or "articlebody"
+#: (their last word); the kernel names the other hints (nine in ten) without a Python call.
 BOILERPLATE_NAMES = HintTest(
     _names_boilerplate,
     _BOILERPLATE_PREFIXES,
     _BOILERPLATE_WHOLE,
     True,
     _holding_boilerplate_words,
-    by_ascii_letter(("has", "no", "with", "elementor", "article", "post", "entry")),
+    by_ascii_letter(
+        ("has", "no", "with", "without", "elementor", "body", "content", "articlebody")
+    ),
 )
 #: The hint names a comment (:data:`COMMENT_HINT`; the words are the test).
 COMMENT_NAMES = HintTest(
