@@ -425,6 +425,8 @@ def table_spans(nodes: NodeTable, blocks: np.ndarray) -> np.ndarray:
     table holding a block, its blocks ``blocks[first:stop]``. A data table holds no other
     table, so the spans are disjoint."""
     tables = np.flatnonzero(data_tables(nodes))
+    if not tables.size:  # most pages: none of the passes below
+        return np.empty((0, 2), dtype=np.intp)
     first = np.searchsorted(blocks, tables)
     stop = np.searchsorted(blocks, nodes.end[tables])
     held = stop > first
