@@ -13,8 +13,7 @@ what the module was compiled for only then).
 
 For the pages this kernel reads, more loops run in C: :func:`piece_lengths` counts
 the node table's characters (runs of text with their white space collapsed),
-:func:`text_lines`, :func:`collapsed_runs` and :func:`event_markup` build the text and
-HTML output,
+:func:`text_lines` and :func:`event_markup` build the text and HTML output,
 :func:`nearest_flagged` finds each node's nearest flagged ancestor (layout blocks),
 :func:`subtree_argmax` the best node of each subtree (CETD's max-DensitySum search),
 :func:`sibling_groups` the groups of repeated siblings and :func:`item_tests` what their
@@ -1417,83 +1416,91 @@ def text_lines(list texts, const int32_t[::1] pieces):
     _lines(texts, pieces, PyUnicode_KIND(out), PyUnicode_DATA(out), &widest)
     return out
 
-def collapsed_runs(list texts, const int32_t[::1] pieces):
-    """Per index in ``pieces``, the run ``texts[i]`` with each stretch of white space
-    (``Py_UNICODE_ISSPACE``, as ``str.split``) made one space, at its ends too: what
-    :func:`~scrapy_tagratio.document._collapse_pieces` gives, for the cleaned HTML. A run
-    without such a stretch is returned as it is."""
-    cdef Py_ssize_t n = pieces.shape[0], i, length, at
-    cdef list out = []
-    cdef str text, collapsed
-    cdef bint space, changed
-    cdef Py_UCS4 ch, widest
+cdef str _markup_text(str text):
+    """A run of text as the cleaned HTML writes it: each stretch of white space
+    (``Py_UNICODE_ISSPACE``, as ``str.split``) one space, at its ends too, and ``&``,
+    ``<`` and ``>`` escaped: ``html.escape(quote=False)`` of what
+    :func:`~scrapy_tagratio.document._collapse_pieces` gives. A run without either is
+    returned as it is."""
+    cdef Py_ssize_t length = 0, at = 0
+    cdef str markup, entity
+    cdef bint space = False, changed = False
+    cdef Py_UCS4 ch, widest = 0, part
     cdef unsigned int kind
     cdef void* data
-    for i in range(n):
-        text = <str>texts[pieces[i]]
-        length = 0
-        widest = 0
-        space = changed = False
-        for ch in text:  # the size, the widest character, and whether anything changes
-            if Py_UNICODE_ISSPACE(ch):
-                changed |= space or ch != 32
-                if not space:
-                    length += 1
-                space = True
-            else:
-                space = False
+    for ch in text:  # the size, the widest character, and whether anything changes
+        if Py_UNICODE_ISSPACE(ch):
+            changed |= space or ch != 32
+            if not space:
                 length += 1
-                if ch > widest:
-                    widest = ch
-        if not changed:
-            out.append(text)
+            space = True
             continue
-        collapsed = PyUnicode_New(length, widest if widest > 32 else 32)
-        kind, data = PyUnicode_KIND(collapsed), PyUnicode_DATA(collapsed)
-        at = 0
         space = False
-        for ch in text:
-            if Py_UNICODE_ISSPACE(ch):
-                if not space:
-                    PyUnicode_WRITE(kind, data, at, 32)
-                    at += 1
-                space = True
-            else:
-                space = False
-                PyUnicode_WRITE(kind, data, at, ch)
+        if ch == 38:  # &amp;
+            length += 5
+            changed = True
+        elif ch == 60 or ch == 62:  # &lt; &gt;
+            length += 4
+            changed = True
+        else:
+            length += 1
+            if ch > widest:
+                widest = ch
+    if not changed:
+        return text
+    # The escapes and the space are ASCII: the widest other character decides the width.
+    markup = PyUnicode_New(length, widest if widest > 32 else 32)
+    kind, data = PyUnicode_KIND(markup), PyUnicode_DATA(markup)
+    space = False
+    for ch in text:
+        if Py_UNICODE_ISSPACE(ch):
+            if not space:
+                PyUnicode_WRITE(kind, data, at, 32)
                 at += 1
-        out.append(collapsed)
-    return out
+            space = True
+            continue
+        space = False
+        if ch == 38 or ch == 60 or ch == 62:
+            entity = "&amp;" if ch == 38 else "&lt;" if ch == 60 else "&gt;"
+            for part in entity:
+                PyUnicode_WRITE(kind, data, at, part)
+                at += 1
+        else:
+            PyUnicode_WRITE(kind, data, at, ch)
+            at += 1
+    return markup
+
 
 def event_markup(
     const int8_t[::1] kinds,
     const int32_t[::1] nodes,
+    const int32_t[::1] pieces,
+    list texts,
     const int32_t[::1] elements,
     tuple tags,
     dict attributes,
     object attribute_markup,
-    list texts,
     frozenset void,
 ):
-    """The cleaned HTML of a run of events (``kinds`` and the node of each, ``nodes``),
-    as :meth:`~scrapy_tagratio.document.Document._markup` writes it: a text event's text
-    (the next of ``texts``, escaped), a start tag ``<tag>`` (``tags[node]``) with the
-    markup of its element's kept attributes (``attribute_markup(values)`` where
-    ``attributes`` has ``elements[node]``), an end tag ``</tag>`` unless the tag is in
-    ``void``; joined. One text per text event and nodes within ``tags`` and
-    ``elements`` (checked)."""
-    cdef Py_ssize_t n = kinds.shape[0], i, t = 0, node
+    """The cleaned HTML of a run of events (``kinds``, and of each its node ``nodes`` and
+    its run of text ``pieces``), as :meth:`~scrapy_tagratio.document.Document._markup`
+    writes it: a text event's run ``texts[piece]``, white space collapsed and escaped
+    (:func:`_markup_text`), a start tag ``<tag>`` (``tags[node]``) with the markup of its
+    element's kept attributes (``attribute_markup(values)`` where ``attributes`` has
+    ``elements[node]``), an end tag ``</tag>`` unless the tag is in ``void``; joined. Runs
+    within ``texts`` and nodes within ``tags`` and ``elements`` (checked)."""
+    cdef Py_ssize_t n = kinds.shape[0], i, node, piece
     cdef Py_ssize_t count = min(len(tags), elements.shape[0])
     cdef list parts = []
     cdef object tag, values
-    if nodes.shape[0] != n:
-        raise ValueError("one node per event")
+    if nodes.shape[0] != n or pieces.shape[0] != n:
+        raise ValueError("one node and one run per event")
     for i in range(n):
         if kinds[i] == EVENT_TEXT:
-            if t >= len(texts):
-                raise ValueError("fewer texts than text events")
-            parts.append(texts[t])
-            t += 1
+            piece = pieces[i]
+            if piece < 0 or piece >= len(texts):
+                raise IndexError(f"run {piece} is not one of the {len(texts)} runs")
+            parts.append(_markup_text(<str?>texts[piece]))
             continue
         node = nodes[i]
         if node < 0 or node >= count:
@@ -1512,8 +1519,6 @@ def event_markup(
             parts.append("</")
             parts.append(tag)
             parts.append(">")
-    if t != len(texts):
-        raise ValueError("more texts than text events")
     return "".join(parts)
 
 

@@ -425,36 +425,24 @@ class Document:
         )
 
     def _markup(self, events: np.ndarray) -> str:
-        """The HTML of a run of events (see :meth:`html_of`); with the compiled kernel, the
-        tags are written and everything joined in one C loop (``event_markup``)."""
+        """The HTML of a run of events (see :meth:`html_of`); with the compiled kernel, in
+        one C loop (``event_markup``: the runs collapsed and escaped, the tags written,
+        everything joined)."""
         walk = self._walk
-        kinds, nodes = walk.kinds[events], walk.owners[events]
-        is_text = kinds == EVENT_TEXT
-        pieces = walk.piece[events[is_text]]
-        kernel = active_kernel()
-        texts = (
-            kernel.collapsed_runs(self.page.texts, pieces)
-            if kernel is not None
-            else _collapse_pieces(walk.pieces[pieces].tolist())
-        )
-        if texts:  # escaped in one pass; the markers survive escaping
-            texts = escape(_BREAK.join(texts), quote=False).split(_BREAK)
+        kinds, nodes, pieces = walk.kinds[events], walk.owners[events], walk.piece[events]
         tags, attributes = walk.table.tag, self.page.attributes.kept
+        kernel = active_kernel()
         if kernel is not None:
-            return str(
-                kernel.event_markup(
-                    kinds,
-                    nodes,
-                    walk.element,
-                    tags,
-                    attributes,
-                    _attribute_markup,
-                    texts,
-                    VOID_TAGS,
-                )
-            )
+            found = kernel.event_markup(
+                kinds, nodes, pieces, self.page.texts, walk.element, tags, attributes,
+                _attribute_markup, VOID_TAGS,
+            )  # fmt: skip
+            return str(found)
         markup = np.empty(len(events), dtype=object)
-        markup[is_text] = texts
+        is_text = kinds == EVENT_TEXT
+        texts = _collapse_pieces(walk.pieces[pieces[is_text]].tolist())
+        if texts:  # escaped in one pass; the markers survive escaping
+            markup[is_text] = escape(_BREAK.join(texts), quote=False).split(_BREAK)
         opening, closing = kinds == EVENT_OPEN, kinds == EVENT_CLOSE
         markup[opening] = [
             f"<{tags[node]}{_attribute_markup(attributes.get(element))}>"

@@ -56,7 +56,7 @@ __all__ = [
 #: whose ``_kernel.pyx`` changed since its last build) lacks some and is not used.
 KERNEL_FUNCTIONS = (
     "walk", "walk_lexbor", "bind_lexbor", "scan_markup", "piece_lengths", "span_text_lengths",
-    "text_lines", "collapsed_runs", "starts_words", "word_pairs", "first_codes", "nearest_flagged",
+    "text_lines", "starts_words", "word_pairs", "first_codes", "nearest_flagged",
     "subtree_mask", "subtree_sums", "subtree_argmax", "sibling_groups", "item_tests",
     "tree_sums", "automaton_counts", "half_singles", "bind_libxml2", "sax_read", "utf8_valid",
     "most_attributes", "kept_elements", "body_events", "event_markup",

@@ -440,28 +440,29 @@ def test_the_kernels_cleaned_html_is_the_pure_paths(trees: list[Any], data: Any)
 
 @pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
 def test_the_kernels_markup_refuses_what_it_would_read_out_of_bounds() -> None:
-    """``event_markup`` reads the tags by node unchecked: a node outside the tags or the
-    elements, texts fewer or more than the text events, or an event of no kind, is an
-    error."""
+    """``event_markup`` reads the tags by node and the runs by index unchecked: a node
+    outside the tags or the elements, a run outside the texts, an event of no kind, or
+    arrays of different lengths, is an error."""
     from scrapy_tagratio import _kernel
 
     ints = lambda *values: np.array(values, dtype=np.int32)  # noqa: E731
     kinds = lambda *values: np.array(values, dtype=np.int8)  # noqa: E731
     tags, void = ("div", "br"), frozenset({"br"})
-    events = kinds(1, 0, 1, 2, 2), ints(0, 0, 1, 1, 0), ints(4, 5)
-    found = _kernel.event_markup(*events, tags, {5: 1}, str, ["x"], void)
-    assert found == "<div>x<br1></div>"
+    events = kinds(1, 0, 1, 2, 2), ints(0, 0, 1, 1, 0), ints(-1, 0, -1, -1, -1)
+    found = _kernel.event_markup(*events, ["x <"], ints(4, 5), tags, {5: 1}, str, void)
+    assert found == "<div>x &lt;<br1></div>"
     for bad in (
-        (kinds(1), ints(2), ints(0, 1), []),
-        (kinds(1), ints(1), ints(0), []),
-        (kinds(1), ints(-1), ints(0, 1), []),
-        (kinds(0), ints(0), ints(0, 1), []),
-        (kinds(1), ints(0), ints(0, 1), ["x"]),
-        (kinds(3), ints(0), ints(0, 1), []),
-        (kinds(1, 1), ints(0), ints(0, 1), []),
+        (kinds(1), ints(2), ints(-1), ints(0, 1)),
+        (kinds(1), ints(1), ints(-1), ints(0)),
+        (kinds(1), ints(-1), ints(-1), ints(0, 1)),
+        (kinds(0), ints(0), ints(1), ints(0, 1)),
+        (kinds(0), ints(0), ints(-1), ints(0, 1)),
+        (kinds(3), ints(0), ints(-1), ints(0, 1)),
+        (kinds(1, 1), ints(0), ints(-1, -1), ints(0, 1)),
+        (kinds(1, 1), ints(0, 0), ints(-1), ints(0, 1)),
     ):
         with pytest.raises((ValueError, IndexError)):
-            _kernel.event_markup(bad[0], bad[1], bad[2], tags, {}, str, bad[3], void)
+            _kernel.event_markup(bad[0], bad[1], bad[2], ["x"], bad[3], tags, {}, str, void)
 
 
 @pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
@@ -575,16 +576,25 @@ def test_the_kernels_text_is_the_text_of_str_split(runs: list[str | None]) -> No
 
 
 @pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
-@given(st.lists(st.text(st.sampled_from(_RUN_CHARACTERS), max_size=8), max_size=12))
-@example(["a  b", " ", "", "\u3000x\t", "plain text", "\U0001f600 \xe9"])
-def test_the_kernels_runs_for_html_are_collapse_pieces(runs: list[str]) -> None:
-    """The kernel's runs of the cleaned HTML (``collapsed_runs``) are those of the pure
-    path (``_collapse_pieces``): each stretch of white space one space, at the ends too."""
+@given(st.lists(st.text(st.sampled_from(_RUN_CHARACTERS + "&<>;"), max_size=8), max_size=12))
+@example(["a  b", " ", "", "\u3000x\t", "plain text", "\U0001f600 \xe9", "a&b <\xe9>", "&lt;"])
+def test_the_kernels_runs_for_html_are_the_pure_paths(runs: list[str]) -> None:
+    """The kernel's runs of the cleaned HTML (``event_markup`` of text events) are those
+    of the pure path: ``_collapse_pieces`` (each stretch of white space one space, at the
+    ends too), escaped. The widest character decides the string's width, so the result
+    compares equal to Python's own string."""
     from scrapy_tagratio import _kernel  # type: ignore[attr-defined]
 
     order = np.arange(len(runs), dtype=np.int32)[::-1].copy()
-    expected = _collapse_pieces([runs[i] for i in order.tolist()])
-    assert _kernel.collapsed_runs(runs, order) == expected
+    expected = "".join(
+        escape(run, quote=False) for run in _collapse_pieces([runs[i] for i in order.tolist()])
+    )
+    n = len(runs)
+    kinds, nodes = np.zeros(n, dtype=np.int8), np.zeros(n, dtype=np.int32)
+    found = _kernel.event_markup(
+        kinds, nodes, order, runs, np.zeros(1, dtype=np.int32), ("p",), {}, str, frozenset()
+    )
+    assert found == expected
 
 
 #: Pieces of random class lists: the hiding classes, classes that show an element at some
