@@ -70,6 +70,7 @@ from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 from scrapy.spiders import CrawlSpider
 from scrapy.utils.conf import build_component_list
 from scrapy.utils.misc import load_object
+from w3lib.encoding import http_content_type_encoding, resolve_encoding
 
 from .hold import HOLD_META, wait_for_site
 from .pool import SKIP_KINDS, ExtractionPool, Outcome
@@ -440,9 +441,24 @@ def _settings_for(base: TagRatioSettings, meta: dict[str, Any]) -> TagRatioSetti
 
 def _content_type(response: Response) -> str | None:
     """The response's ``Content-Type`` header as text (its charset decodes the body), as
-    the worker processes are sent it."""
+    the worker processes are sent it; with the charset of the response's own encoding
+    where one was given that the header does not declare.
+
+    A middleware before ours that fixes a site's wrong charset
+    (``response.replace(encoding="cp1251")``), or a renderer that sends a browser's DOM
+    on as ``HtmlResponse(url, body=html, encoding="utf-8")`` (the DOM keeps the page's
+    ``<meta charset>``), decides how ``response.text`` reads the body; the header or the
+    meta charset alone read it otherwise, and the main text came out as mojibake."""
     header = response.headers.get(b"Content-Type")
-    return header.decode("latin-1") if header else None
+    content_type = header.decode("latin-1") if header else None
+    # The encoding given to TextResponse (or to its replace()); None when Scrapy reads
+    # it from the header, the BOM or the page, as the extraction then does.
+    given = getattr(response, "_encoding", None)
+    encoding = resolve_encoding(given) if isinstance(given, str) else None
+    if encoding is None or encoding == http_content_type_encoding(content_type):
+        return content_type
+    mime = (content_type or "").partition(";")[0].strip() or "text/html"
+    return f"{mime}; charset={encoding}"
 
 
 def _pipeline_enabled(crawler: Crawler) -> bool:

@@ -607,6 +607,59 @@ def test_redirected_and_compressed_pages_are_extracted_as_the_spider_sees_them(
     assert not any(key.startswith("tagratio/errors/") for key in result.stats)
 
 
+RUSSIAN = "<p>Съешь же ещё этих мягких французских булок, да выпей чаю.</p>" * 30
+JAPANESE = "<p>東京で桜が咲きました。今年は例年より早く、公園は人で一杯です。</p>" * 30
+
+
+class Recoding:
+    """Downloader middlewares as projects write them, before the plugin's (543, the
+    project template's priority): one fixes a site that labels its cp1251 pages UTF-8,
+    one stands for a renderer that sends a browser's DOM on as UTF-8 (the DOM keeps the
+    page's ``<meta charset>``)."""
+
+    def process_response(self, request: Request, response: Response, spider: Any = None) -> Any:
+        if response.url.endswith("/mislabelled.html"):
+            return response.replace(encoding="cp1251")
+        if response.url.endswith("/rendered.html"):
+            dom = f'<html><head><meta charset="shift_jis"></head><body>{JAPANESE}</body></html>'
+            return HtmlResponse(response.url, body=dom, encoding="utf-8", request=request)
+        return response
+
+
+def test_an_encoding_given_by_a_middleware_decodes_the_page_as_the_callback_reads_it(
+    local_site: Callable[..., LocalSite], run_crawls: Callable[..., dict[str, CrawlResult]]
+) -> None:
+    """``response.text`` reads the body in the encoding a middleware gave the response;
+    the extraction read it by the header or the meta charset, and the main text was
+    mojibake (U+FFFD, or Japanese read as Shift-JIS) while the callback saw the page."""
+    server = local_site()
+    page = f"<html><body><article>{RUSSIAN}</article></body></html>"
+    pages = [
+        server.add("/mislabelled.html", page.encode("cp1251"), "text/html; charset=utf-8"),
+        server.add("/rendered.html", "<html><body>loading</body></html>"),
+        server.add("/plain.html", page.encode("cp1251"), "text/html; charset=windows-1251"),
+    ]
+    settings = {
+        **ADDON,
+        "TAGRATIO_SITE_MEMORY": False,
+        "DOWNLOADER_MIDDLEWARES": {"test_scrapy_integration.Recoding": 543},
+    }
+    spider = "test_scrapy_integration:RedirectedSpider"
+    args = {"pages": json.dumps(pages)}
+    results = run_crawls(
+        [
+            CrawlSpec("inline", spider, settings, args),
+            CrawlSpec("workers", spider, {**settings, "TAGRATIO_WORKERS": 1}, args),
+        ]
+    )
+    russian = extract(RUSSIAN).text
+    expected = {pages[0]: russian, pages[1]: extract(JAPANESE).text, pages[2]: russian}
+    for result in results.values():
+        assert result.error is None
+        assert {item["url"]: item["main_text"] for item in result.items} == expected
+        assert "\ufffd" not in russian and "булок" in russian
+
+
 class WarmStartSpider(StatusSpider):
     """As :class:`StatusSpider`, after a first item saying whether the language detector's
     model (py3langid's, seconds to load) was loaded before any page was requested."""
