@@ -1,7 +1,8 @@
 """The Scrapy add-on: ``ADDONS = {"scrapy_tagratio.Addon": 100}`` turns the plugin on.
 
 It adds the downloader middleware, the spider middleware and the item pipeline at the
-priorities below, unless the project already lists them (then its priorities stand).
+priorities below, unless the project already lists them or a subclass of them (then its
+priorities stand, and its subclass replaces ours).
 ``TAGRATIO_*`` settings keep their defaults (see :mod:`scrapy_tagratio.settings`).
 """
 
@@ -41,9 +42,12 @@ class Addon:
         # one that does not load (a path of ours mistyped to switch a component off, a
         # stale None entry that Scrapy itself never loads) raised NameError through
         # Scrapy's internals.
+        # A project's subclass of a component stands for it: with both, every page was
+        # extracted twice (and counted twice), every item annotated twice.
         for name, (component, priority) in PRIORITIES.items():
             components = settings.getdict(name)
-            if component not in _loaded(name, components):
+            listed = _loaded(name, components)
+            if not any(isinstance(cls, type) and issubclass(cls, component) for cls in listed):
                 components[component] = priority
                 settings.set(name, components, settings.getpriority(name) or 0)
 

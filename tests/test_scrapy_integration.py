@@ -660,6 +660,36 @@ def test_an_encoding_given_by_a_middleware_decodes_the_page_as_the_callback_read
         assert "\ufffd" not in russian and "булок" in russian
 
 
+class ProjectExtractor(TagRatioDownloaderMiddleware):
+    """A project's subclass of the downloader middleware, listed with the add-on on."""
+
+
+class ProjectAnnotator(TagRatioSpiderMiddleware):
+    """A project's subclass of the spider middleware, listed with the add-on on."""
+
+
+def test_a_listed_subclass_of_a_component_stands_for_it(
+    local_site: Callable[..., LocalSite], run_crawls: Callable[..., dict[str, CrawlResult]]
+) -> None:
+    """The add-on added its own component beside the project's subclass of it: every
+    page was extracted twice (``pages_extracted`` and the overview count doubled, twice
+    the CPU), every item annotated twice."""
+    server = local_site()
+    pages = [server.add(f"/a{i}.html", page.read_bytes()) for i, page in enumerate(ARTICLES[:3])]
+    settings = {
+        **ADDON,
+        "DOWNLOADER_MIDDLEWARES": {"test_scrapy_integration.ProjectExtractor": 540},
+        "SPIDER_MIDDLEWARES": {"test_scrapy_integration.ProjectAnnotator": 950},
+    }
+    spider = "test_scrapy_integration:RedirectedSpider"
+    spec = CrawlSpec("subclass", spider, settings, {"pages": json.dumps(pages)})
+    result = run_crawls([spec])["subclass"]
+    assert result.error is None
+    assert sorted(item["url"] for item in result.items if item["main_text"]) == sorted(pages)
+    assert result.stats["tagratio/pages_extracted"] == 3
+    assert result.stats["tagratio/items_annotated"] == 3
+
+
 class WarmStartSpider(StatusSpider):
     """As :class:`StatusSpider`, after a first item saying whether the language detector's
     model (py3langid's, seconds to load) was loaded before any page was requested."""

@@ -259,3 +259,16 @@ def test_addon_adds_the_three_components() -> None:
     assert settings.getdict("SPIDER_MIDDLEWARES") == {TagRatioSpiderMiddleware: 950}
     # A component the project already lists keeps the project's priority.
     assert settings.getdict("ITEM_PIPELINES") == {"scrapy_tagratio.pipelines.TagRatioPipeline": 700}
+
+
+class ProjectDownloaderMiddleware(TagRatioDownloaderMiddleware):
+    """A project's own subclass, listed in its settings."""
+
+
+def test_addon_takes_a_listed_subclass_for_the_component() -> None:
+    # The add-on added ours beside the subclass: each page was extracted twice.
+    path = f"{__name__}.ProjectDownloaderMiddleware"
+    settings = Settings({"DOWNLOADER_MIDDLEWARES": {path: 545}})
+    Addon().update_settings(settings)
+    assert settings.getdict("DOWNLOADER_MIDDLEWARES") == {path: 545}
+    assert settings.getdict("SPIDER_MIDDLEWARES") == {TagRatioSpiderMiddleware: 950}
