@@ -120,7 +120,9 @@ class CrawlState:
     Marked items are held by ``id`` with the item itself (so the id cannot be reused
     while the mark lives) until the pipeline takes them, or until Scrapy reports that the
     item left the pipelines before ours (``item_dropped``, ``item_error``: a pipeline of
-    lower priority dropped it or failed on it). What is left when the spider closes never
+    lower priority dropped it or failed on it). An object the callback yields more than
+    once (one dict filled again and yielded per row) is marked once per yield, so each
+    pass through the pipeline is dropped. What is left when the spider closes never
     reached our pipeline: filtered out by a later spider middleware, or replaced by a new
     object in a pipeline before ours, which then went on undropped; the crawl counts those
     items and says so (:meth:`report_unclaimed`).
@@ -134,15 +136,23 @@ class CrawlState:
         self.warned: set[tuple[type, tuple[str, ...]]] = set()
         #: Pages whose items wait for the site memory (:mod:`.hold`).
         self.held = 0
-        self._drops: dict[int, tuple[Any, str]] = {}
+        #: ``id(item)``: the item, the drop reason, and the yields not yet taken.
+        self._drops: dict[int, tuple[Any, str, int]] = {}
 
     def mark_drop(self, item: Any, reason: str) -> None:
-        self._drops[id(item)] = (item, reason)
+        marked = self._drops.get(id(item))
+        count = marked[2] + 1 if marked is not None and marked[0] is item else 1
+        self._drops[id(item)] = (item, reason, count)
 
     def take_drop(self, item: Any) -> str | None:
-        """The reason the spider middleware marked ``item`` to be dropped, if it did."""
+        """The reason the spider middleware marked ``item`` to be dropped, if it did (one
+        mark of an object yielded more than once)."""
         marked = self._drops.pop(id(item), None)
-        return marked[1] if marked is not None and marked[0] is item else None
+        if marked is None or marked[0] is not item:
+            return None
+        if marked[2] > 1:
+            self._drops[id(item)] = (item, marked[1], marked[2] - 1)
+        return marked[1]
 
     def forget_drop(self, item: Any, **_: Any) -> None:
         """``item_dropped`` and ``item_error`` handler: the item left the pipelines, and a
@@ -154,14 +164,15 @@ class CrawlState:
         the marked items our pipeline never took, and let them go."""
         if not self._drops:
             return
-        stats.set_value("tagratio/overview_items_unclaimed", len(self._drops))
+        unclaimed = sum(count for _, _, count in self._drops.values())
+        stats.set_value("tagratio/overview_items_unclaimed", unclaimed)
         logger.warning(
             "%d item(s) of overview pages never reached TagRatioPipeline: a spider "
             "middleware after TagRatioSpiderMiddleware filtered them out, or an item "
             "pipeline before TagRatioPipeline returned a new object for them, which was not "
             "dropped. Give TagRatioPipeline a lower ITEM_PIPELINES priority than such a "
             "pipeline.",
-            len(self._drops),
+            unclaimed,
         )
         self._drops.clear()
 

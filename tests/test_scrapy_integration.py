@@ -558,6 +558,39 @@ def test_marks_of_items_that_never_reach_the_pipeline_are_reported_or_forgotten(
         assert sorted(item["url"] for item in result.items) == sorted([front, article])
 
 
+class RefillingSpider(StatusSpider):
+    """Fills one dict again for each row of the page and yields it each time (the same
+    object: a common way to write a callback)."""
+
+    name = "refilling"
+
+    def parse(self, response: Response) -> Iterator[dict[str, Any]]:
+        item: dict[str, Any] = {"url": response.url}
+        for row in range(3):
+            item["row"] = row
+            yield item
+
+
+def test_an_overview_item_yielded_more_than_once_is_dropped_each_time(
+    local_site: Callable[..., LocalSite], run_crawls: Callable[..., dict[str, CrawlResult]]
+) -> None:
+    """The drop mark was one per object: the pipeline dropped the first pass of an object
+    the callback yielded three times, and the other two went to the feed."""
+    server = local_site()
+    links = "".join(f'<li><a href="/a{i}">{headline(p)}</a></li>' for i, p in enumerate(ARTICLES))
+    front = server.add("/front.html", FRONT.format(links=links))
+    article = server.add("/article.html", ARTICLES[0].read_bytes())
+    spider = "test_scrapy_integration:RefillingSpider"
+    spec = CrawlSpec("refilling", spider, ADDON, {"pages": json.dumps([front, article])})
+    result = run_crawls([spec])["refilling"]
+    assert result.error is None
+    assert [item["url"] for item in result.items] == [article] * 3
+    assert result.stats["tagratio/overview_pages"] == 1
+    assert result.stats["tagratio/items_dropped"] == 3
+    assert result.stats["item_dropped_reasons_count/OverviewPageDropped"] == 3
+    assert "tagratio/overview_items_unclaimed" not in result.stats
+
+
 class RedirectedSpider(StatusSpider):
     """As :class:`StatusSpider`, letting Scrapy's downloader middlewares follow redirects
     and meta refreshes as they do by default."""
