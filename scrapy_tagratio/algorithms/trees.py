@@ -168,6 +168,6 @@ def load_model(name: str) -> BoostedTrees:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            raise ExtractionError(f"cannot read the model file {name}.json: {exc}") from exc
+            raise ExtractionError(f"cannot read the model file {path}: {exc}") from exc
         _CACHE[name] = BoostedTrees.from_dict(data)
     return _CACHE[name]
