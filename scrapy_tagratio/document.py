@@ -23,6 +23,7 @@ Two views are built lazily, once: :attr:`Document.nodes` and :attr:`Document.sou
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -194,7 +195,8 @@ class Document:
         root = html.getroot() if hasattr(html, "getroot") else html
         if not hasattr(root, "iter") or not hasattr(root, "attrib"):
             raise ExtractionError(
-                f"cannot extract from {type(html).__name__}: give str, bytes or an lxml element",
+                f"cannot extract from {type(html).__name__}: give str, bytes or an lxml "
+                f"element{_input_hint(html)}",
                 kind="bad_parameter",
             )
         # Serialised and read like any page: libxml2 writes the tree in one pass, which
@@ -702,3 +704,17 @@ def _attribute_markup(values: tuple[str | None, ...] | None) -> str:
 
 #: The line break of the walk's text: a character no lxml text holds.
 _BREAK = "\0"
+
+
+def _input_hint(html: Any) -> str:
+    """What to give instead of ``html``, for the objects a Scrapy user has at hand."""
+    if hasattr(html, "body") and hasattr(html, "url") and hasattr(html, "headers"):
+        return (
+            " (of a Scrapy response: extract(response.body, url=response.url, "
+            'content_type=response.headers.get("Content-Type")))'
+        )
+    if hasattr(html, "root") and hasattr(html, "xpath"):
+        return " (of a Selector: its .root)"
+    if isinstance(html, os.PathLike):
+        return " (of a file: its bytes, path.read_bytes())"
+    return ""

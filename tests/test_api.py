@@ -162,6 +162,26 @@ def test_a_page_of_another_type_is_a_bad_parameter(page: Any) -> None:
     assert caught.value.kind == "bad_parameter"
 
 
+def test_a_scrapy_response_selector_or_path_is_refused_with_what_to_give() -> None:
+    # "cannot extract from HtmlResponse: give str, bytes or an lxml element" left the
+    # user to find the response's body, the selector's root, the file's bytes.
+    from pathlib import Path
+
+    from scrapy.http import HtmlResponse
+
+    response = HtmlResponse("https://example.org/a", body=ARTICLE.encode())
+    for page, hint in [
+        (response, "extract(response.body, url=response.url"),
+        (response.selector, "of a Selector: its .root"),
+        (Path("page.html"), "path.read_bytes()"),
+    ]:
+        with pytest.raises(ExtractionError, match=r"^cannot extract from") as caught:
+            extract(page)
+        assert caught.value.kind == "bad_parameter"
+        assert hint in str(caught.value)
+    assert extract(response.body, url=response.url).text == extract(ARTICLE).text
+
+
 def test_the_content_type_may_be_scrapys_header_bytes() -> None:
     # response.headers.get("Content-Type") is bytes: it raised TypeError.
     page = ARTICLE.replace("Paragraph", "Caf\u00e9 cr\u00e8me").encode("cp1252")

@@ -98,7 +98,7 @@ def test_parameters_are_validated() -> None:
     with pytest.raises(ExtractionError, match="'model'"):
         TagRatio(model="weights.pickle")
     # The file named as given (it read "/nonexistent/model.json.json").
-    with pytest.raises(ExtractionError, match="model file /nonexistent/model.json: "):
+    with pytest.raises(ExtractionError, match=r"model file /nonexistent/model\.json: "):
         TagRatio(model="/nonexistent/model.json")
     with pytest.raises(ExtractionError, match="use_hints"):
         extract(PAGE, use_hints=False)
