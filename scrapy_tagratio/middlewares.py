@@ -181,8 +181,13 @@ _STATES: weakref.WeakKeyDictionary[Crawler, CrawlState] = weakref.WeakKeyDiction
 
 
 def crawl_state(crawler: Crawler, settings: TagRatioSettings) -> CrawlState:
-    """The crawl's one :class:`CrawlState`; its pool is started now and closed (without
-    blocking the reactor) when the spider closes."""
+    """The crawl's one :class:`CrawlState`; its pool is started when the spider opens
+    (without workers: now) and closed (without blocking the reactor) when it closes.
+
+    Worker processes started with the components outlived a crawl whose start failed
+    after they were built (another component's ``from_crawler`` raising, a bad
+    setting of ours found by a later component): no spider opened, so none closed, and
+    a process that runs crawls one after another kept every failed crawl's workers."""
     state = _STATES.get(crawler)
     if state is None:
         pool = ExtractionPool(
@@ -191,7 +196,13 @@ def crawl_state(crawler: Crawler, settings: TagRatioSettings) -> CrawlState:
             max_tasks_per_child=settings.worker_max_tasks,
         )
         state = _STATES[crawler] = CrawlState(pool, _new_memory(crawler, settings))
-        pool.start(settings.options)
+        if settings.workers:
+            options = settings.options
+            crawler.signals.connect(
+                lambda **_: pool.start(options), signal=signals.spider_opened, weak=False
+            )
+        else:
+            pool.start(settings.options)  # loads the models in this process: nothing to stop
         crawler.signals.connect(pool.aclose, signal=signals.spider_closed, weak=False)
         for signal in (signals.item_dropped, signals.item_error):
             crawler.signals.connect(state.forget_drop, signal=signal, weak=False)

@@ -723,6 +723,49 @@ def test_a_listed_subclass_of_a_component_stands_for_it(
     assert result.stats["tagratio/items_annotated"] == 3
 
 
+class FailingPipeline:
+    """A project pipeline that cannot start (a database that is down)."""
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> FailingPipeline:
+        raise RuntimeError("the database is down")
+
+
+def test_a_crawl_that_fails_to_start_leaves_no_worker_behind(
+    local_site: Callable[..., LocalSite], run_crawls: Callable[..., dict[str, CrawlResult]]
+) -> None:
+    """The workers were started when the downloader middleware was built; a component
+    built after it that fails (another pipeline, or our spider middleware refusing a
+    drop action without our pipeline) ends the crawl before its spider opens, so no
+    spider_closed stopped them: a process running crawl after crawl (a service) kept
+    every failed crawl's workers. The process-wide crawl that follows still runs."""
+    server = local_site()
+    page = server.add("/a.html", ARTICLES[0].read_bytes())
+    spider = "test_scrapy_integration:StatusSpider"
+    args = {"pages": json.dumps([page])}
+    workers = {**ADDON, "TAGRATIO_WORKERS": 2}
+    failing = {"ITEM_PIPELINES": {"test_scrapy_integration.FailingPipeline": 200}}
+    no_pipeline = {
+        "TAGRATIO_WORKERS": 2,
+        "DOWNLOADER_MIDDLEWARES": {f"{MIDDLEWARES}.TagRatioDownloaderMiddleware": 540},
+        "SPIDER_MIDDLEWARES": {f"{MIDDLEWARES}.TagRatioSpiderMiddleware": 950},
+    }
+    results = run_crawls(
+        [
+            CrawlSpec("failing", spider, {**workers, **failing}, args),
+            CrawlSpec("no-pipeline", spider, no_pipeline, args),
+            CrawlSpec("fine", spider, workers, args),
+        ]
+    )
+    assert "the database is down" in str(results["failing"].error)
+    assert "needs scrapy_tagratio.pipelines.TagRatioPipeline" in str(results["no-pipeline"].error)
+    assert results["fine"].error is None
+    assert [item["main_text"] for item in results["fine"].items] == [
+        extract(ARTICLES[0].read_bytes()).text
+    ]
+    assert results["fine"].live_children == 0
+
+
 class WarmStartSpider(StatusSpider):
     """As :class:`StatusSpider`, after a first item saying whether the language detector's
     model (py3langid's, seconds to load) was loaded before any page was requested."""
