@@ -590,8 +590,13 @@ class TagRatioDownloaderMiddleware:
         meta[EXTRACTION_META] = extraction
         if hold is not None:
             meta[HOLD_META] = hold
-        if settings.overview_action == "ignore" and overview_drop_reason(extraction, settings):
+        if settings.overview_action == "ignore" and (
+            reason := overview_drop_reason(extraction, settings)
+        ):
             stats.inc_value("tagratio/pages_ignored")
+            # Scrapy logs no IgnoreRequest: without this line the page vanished without a
+            # word (``scrapy shell`` on a home page gave ``response`` None).
+            logger.debug("Ignored %s: %s", response, reason)
             raise IgnoreRequest(f"overview page (TAGRATIO_OVERVIEW_ACTION='ignore'): {response}")
         return response
 

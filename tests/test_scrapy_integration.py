@@ -29,7 +29,7 @@ import scrapy
 from badinput import cases, large_page
 from conftest import REPO, CrawlResult, CrawlSpec, LocalSite, python_env
 from itemadapter import ItemAdapter
-from scrapy.exceptions import DropItem, NotConfigured
+from scrapy.exceptions import DropItem, IgnoreRequest, NotConfigured
 from scrapy.http import HtmlResponse, Request, Response, TextResponse
 from scrapy.linkextractors import LinkExtractor
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
@@ -1061,6 +1061,20 @@ def test_downloader_middleware_meta_and_per_request_switches(
     # lend the parent's extraction to a non-HTML child.
     meta, stats = downloaded({EXTRACTION_META: extractions["article"]}, b"{}", TextResponse)
     assert EXTRACTION_META not in meta and stats == {"tagratio/skipped/non_html": 1}
+
+
+def test_an_ignored_overview_page_is_logged(caplog: pytest.LogCaptureFixture) -> None:
+    # Scrapy logs no IgnoreRequest: the page vanished without a word at any log level.
+    crawler = make_crawler({**ADDON, "TAGRATIO_OVERVIEW_ACTION": "ignore"})
+    mw = TagRatioDownloaderMiddleware.from_crawler(crawler)
+    links = "".join(f'<li><a href="/a{i}">{headline(p)}</a></li>' for i, p in enumerate(ARTICLES))
+    request = Request("http://127.0.0.1/front.html")
+    response = HtmlResponse(request.url, body=FRONT.format(links=links).encode(), request=request)
+    with caplog.at_level("DEBUG", logger="scrapy_tagratio"), pytest.raises(IgnoreRequest):
+        asyncio.run(mw.process_response(request, response))
+    [record] = [r for r in caplog.records if r.name == "scrapy_tagratio.middlewares"]
+    assert record.levelname == "DEBUG"
+    assert record.getMessage().startswith("Ignored <200 http://127.0.0.1/front.html>: overview")
 
 
 def test_disabled_components_are_not_configured() -> None:
