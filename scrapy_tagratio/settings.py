@@ -233,6 +233,22 @@ def _limit(name: str, value: Any, *, integer: bool) -> float | None:
     return number or None
 
 
+#: Settings for which an explicit ``None`` is a value of its own, as in a request's
+#: overrides: no limit, no field. Scrapy's ``Settings.get`` gives the default for None
+#: (its convention, kept for the other settings), so ``TAGRATIO_MAX_BYTES = None`` kept the
+#: 5 MB limit and ``TAGRATIO_SCORES_FIELD = None`` the scores, where the same values in
+#: ``meta["tagratio_settings"]`` lifted the limit and left the field out.
+_NONE_IS_A_VALUE = frozenset(
+    {
+        "TAGRATIO_MAX_BYTES",
+        "TAGRATIO_TIME_BUDGET",
+        "TAGRATIO_WORKER_TIMEOUT",
+        "TAGRATIO_TEXT_FIELD",
+        "TAGRATIO_SCORES_FIELD",
+        "TAGRATIO_HTML_FIELD",
+    }
+)
+
 #: How ``None`` reads on Scrapy's command line (``-s TAGRATIO_METADATA_FIELD=None``).
 _NONE_SPELLINGS = frozenset({"None", "none"})
 
@@ -437,7 +453,12 @@ class TagRatioSettings:
         """Validate the ``TAGRATIO_*`` entries of Scrapy ``settings`` (or any mapping)."""
         names = [key for key in settings if isinstance(key, str)]
         _reject_unknown([n for n in names if n.startswith("TAGRATIO_")], DEFAULTS, "setting")
-        raw = {name: settings.get(name, default) for name, default in DEFAULTS.items()}
+        raw = {
+            name: settings[name]
+            if name in _NONE_IS_A_VALUE and name in settings
+            else settings.get(name, default)
+            for name, default in DEFAULTS.items()
+        }
         return cls._validate(raw)
 
     def with_overrides(self, overrides: Mapping[str, Any] | None) -> TagRatioSettings:

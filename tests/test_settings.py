@@ -272,3 +272,25 @@ def test_addon_takes_a_listed_subclass_for_the_component() -> None:
     Addon().update_settings(settings)
     assert settings.getdict("DOWNLOADER_MIDDLEWARES") == {path: 545}
     assert settings.getdict("SPIDER_MIDDLEWARES") == {TagRatioSpiderMiddleware: 950}
+
+
+def test_none_means_no_limit_and_no_field_in_the_settings_as_in_a_request() -> None:
+    # Scrapy's Settings.get gives the default for None: TAGRATIO_MAX_BYTES = None kept
+    # the 5 MB limit and TAGRATIO_SCORES_FIELD = None the scores, where the same values
+    # in meta["tagratio_settings"] lifted the limit and left the field out.
+    nones = {
+        "TAGRATIO_MAX_BYTES": None,
+        "TAGRATIO_TIME_BUDGET": None,
+        "TAGRATIO_TEXT_FIELD": None,
+        "TAGRATIO_SCORES_FIELD": None,
+        "TAGRATIO_HTML_FIELD": None,
+    }
+    configured = settings_of(**nones, TAGRATIO_WORKER_TIMEOUT=None)
+    requested = settings_of().with_overrides(nones)
+    for s in (configured, requested):
+        assert (s.max_bytes, s.time_budget) == (None, None)
+        assert (s.text_field, s.scores_field, s.html_field) == ("", "", "")
+    assert configured.worker_timeout is None
+    # Where None has no meaning of its own it is still the default, as Scrapy reads it.
+    assert settings_of(TAGRATIO_WORKERS=None, TAGRATIO_ENABLED=None).workers == 0
+    assert settings_of(TAGRATIO_ENABLED=None).enabled is True
