@@ -335,9 +335,15 @@ def _detector(raw: Mapping[str, Any]) -> OverviewDetector:
         ("TAGRATIO_OVERVIEW_UNCERTAIN_THRESHOLD", "uncertain_threshold"),
     ):
         if raw[name] is not None:
-            value = _number(name, raw[name], integer=False)
+            # One message for every bad value ("high" and -0.1 read "must be a number
+            # >= 0", as if 5 were allowed).
+            allowed = f"{name} must be a number from 0 to 1 (None: the model file's)"
+            try:
+                value = _number(name, raw[name], integer=False)
+            except SettingsError:
+                raise SettingsError(f"{allowed}; got {raw[name]!r}") from None
             if value > 1:
-                raise SettingsError(f"{name} must be a number from 0 to 1; got {value!r}")
+                raise SettingsError(f"{allowed}; got {value!r}")
             options[option] = value
     try:
         return OverviewDetector(**options)

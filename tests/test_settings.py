@@ -103,11 +103,16 @@ ALL_ALGORITHMS = ", ".join(repr(name) for name in sorted(ALGORITHMS))
         ("TAGRATIO_MIN_NET_TEXT_LENGTH", -5, "TAGRATIO_MIN_NET_TEXT_LENGTH must be an integer"),
         ("TAGRATIO_MIN_NET_TEXT_LENGTH", 0, "TAGRATIO_MIN_NET_TEXT_LENGTH: parameter"),
         ("TAGRATIO_OVERVIEW_THRESHOLD", 1.5, "TAGRATIO_OVERVIEW_THRESHOLD must be a number from 0"),
-        ("TAGRATIO_OVERVIEW_THRESHOLD", "high", "TAGRATIO_OVERVIEW_THRESHOLD must be a number"),
+        (
+            "TAGRATIO_OVERVIEW_THRESHOLD",
+            "high",
+            "TAGRATIO_OVERVIEW_THRESHOLD must be a number from 0 to 1 (None: the model file's); "
+            "got 'high'",
+        ),
         (
             "TAGRATIO_OVERVIEW_UNCERTAIN_THRESHOLD",
             -0.1,
-            "TAGRATIO_OVERVIEW_UNCERTAIN_THRESHOLD must be a number >= 0",
+            "TAGRATIO_OVERVIEW_UNCERTAIN_THRESHOLD must be a number from 0 to 1",
         ),
         (
             "TAGRATIO_OVERVIEW_UNCERTAIN_THRESHOLD",
