@@ -386,8 +386,7 @@ class _Recorder:
             parent, depth, end, nodes, pieces = _shape(events)
             outside = np.flatnonzero((nodes < 0) & (events == EVENT_TEXT))
             if outside.size:  # white space between roots (after "</html>"): see _drop_texts
-                events, texts = _drop_texts(events, texts, pieces, outside)
-                parent, depth, end, nodes, pieces = _shape(events)
+                events, texts, nodes, pieces = _drop_texts(events, texts, nodes, pieces, outside)
         hints = np.full(len(tags), "", dtype=object)
         hints[np.frombuffer(self.hinted, dtype=np.int32)] = self.hints
         return PageEvents(
@@ -405,13 +404,29 @@ class _Recorder:
 
 
 def _drop_texts(
-    events: np.ndarray, texts: list[str], pieces: np.ndarray, outside: np.ndarray
-) -> tuple[np.ndarray, list[str]]:
-    """The events and texts without the runs of text in no element (``outside``: their
-    events): only white space between two roots can be there (libxml2 wraps other text in
-    an implied element), and libxml2's tree drops it, so every reader drops it."""
+    events: np.ndarray,
+    texts: list[str],
+    nodes: np.ndarray,
+    pieces: np.ndarray,
+    outside: np.ndarray,
+) -> tuple[np.ndarray, list[str], np.ndarray, np.ndarray]:
+    """The events, texts and the events' nodes and pieces (:func:`_shape`) without the
+    runs of text in no element (``outside``: their events): only white space between two
+    roots can be there (libxml2 wraps other text in an implied element), and libxml2's
+    tree drops it, so every reader drops it. The elements' parents, depths and ends do not
+    change (text events move no level), nor do the other events' nodes: the pieces are
+    numbered again, and the shape is not derived a second time (on a large page, its
+    arrays were most of the reading's peak of memory)."""
     drop = set(pieces[outside].tolist())
-    return np.delete(events, outside), [t for i, t in enumerate(texts) if i not in drop]
+    pieces = np.delete(pieces, outside)
+    is_text = pieces >= 0
+    pieces[is_text] = np.arange(np.count_nonzero(is_text), dtype=pieces.dtype)
+    return (
+        np.delete(events, outside),
+        [t for i, t in enumerate(texts) if i not in drop],
+        np.delete(nodes, outside),
+        pieces,
+    )
 
 
 def _shape(events: np.ndarray) -> tuple[np.ndarray, ...]:
