@@ -257,11 +257,14 @@ def data_tables(nodes: NodeTable) -> np.ndarray:
     tables = nodes.tag_mask(("table",))
     if not tables.any():
         return tables
+    table = np.flatnonzero(tables)
 
     def inside(names: Collection[str]) -> np.ndarray:
-        """Per node, how many of its descendants are ``names`` elements."""
-        prefix = np.concatenate(([0], np.cumsum(nodes.tag_mask(names))))
-        return prefix[nodes.end] - prefix[1:]
+        """Per table, how many of its descendants are ``names`` elements (counted in int32:
+        three node-length int64 prefix sums were a large page's peak of memory)."""
+        prefix = np.concatenate(([0], np.cumsum(nodes.tag_mask(names), dtype=np.int32)))
+        return prefix[nodes.end[table]] - prefix[table + 1]
 
     rows = inside(("tr",))
-    return tables & (inside(_LAYOUT_SIGNS) == 0) & (rows >= 2) & (inside(CELL_TAGS) > rows)
+    tables[table] = (inside(_LAYOUT_SIGNS) == 0) & (rows >= 2) & (inside(CELL_TAGS) > rows)
+    return tables

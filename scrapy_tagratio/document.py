@@ -100,8 +100,11 @@ class _Walk:
         return np.array([*self.texts, _BREAK], dtype=object)
 
 
-_CHUNK_CHARS = 1 << 20
-_CHUNK_EVENTS = 1 << 16
+#: The pure path collapses white space with ``str.split``, whose word list holds about
+#: ten times the text it splits: a long text goes in parts of about this many characters
+#: or events (a page's peak of memory on the pure readers).
+_CHUNK_CHARS = 1 << 18
+_CHUNK_EVENTS = 1 << 14
 
 
 def _collapse_pieces(pieces: list[str]) -> list[str]:
