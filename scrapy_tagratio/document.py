@@ -344,8 +344,15 @@ class Document:
         if kernel is not None:
             text: str = kernel.text_lines(self.page.texts, piece)
             return reader_text(text)
-        breaks = np.flatnonzero(piece < 0)
-        cuts = breaks[np.flatnonzero(np.diff(breaks // _CHUNK_EVENTS)) + 1]
+        # The first line break of each part of _CHUNK_EVENTS events after the first (not
+        # the positions of every line break: several MB on a large page).
+        is_break = piece < 0
+        cuts = [
+            start + int(np.argmax(is_break[start : start + _CHUNK_EVENTS]))
+            for start in range(_CHUNK_EVENTS, len(piece), _CHUNK_EVENTS)
+            if is_break[start : start + _CHUNK_EVENTS].any()
+        ]
+        del is_break
         parts = []
         for pieces in np.split(piece, cuts):
             text = " ".join("".join(walk.pieces[pieces].tolist()).split())
@@ -397,21 +404,20 @@ class Document:
             texts.setdefault(block, []).append(text)
         return [" ".join("".join(texts.get(b, ())).split()) for b in np.asarray(blocks).tolist()]
 
-    def _content_events(self, content: np.ndarray) -> np.ndarray:
-        """The walk's events of the marked elements' text and of the opening and closing
-        of the marked elements and their ancestors (the structure the text sits in)."""
+    def _content_mask(self, content: np.ndarray) -> np.ndarray:
+        """Per event of the walk, whether it is one of the marked elements' text or the
+        opening or closing of a marked element or one of their ancestors (the structure
+        the text sits in)."""
         walk = self._walk
         keep = walk.table.with_ancestors(content)
-        return np.flatnonzero(
-            np.where(walk.kinds == EVENT_TEXT, content[walk.owners], keep[walk.owners])
-        )
+        return np.where(walk.kinds == EVENT_TEXT, content[walk.owners], keep[walk.owners])
 
     def content_events(self, content: np.ndarray) -> Iterator[tuple[int, int, str]]:
         """The events of :meth:`html_of` in document order, as (kind, node, raw text):
         :data:`~.reader.EVENT_OPEN`, :data:`~.reader.EVENT_CLOSE` (text ``""``) or
         :data:`~.reader.EVENT_TEXT`, and the node of the table they belong to."""
         walk = self._walk
-        events = self._content_events(content)
+        events = np.flatnonzero(self._content_mask(content))
         texts = walk.pieces[walk.piece[events]].tolist()
         kinds, owners = walk.kinds[events].tolist(), walk.owners[events].tolist()
         for kind, owner, text in zip(kinds, owners, texts, strict=True):
@@ -422,10 +428,12 @@ class Document:
         (except ``href``, ``src`` and ``alt``), text of marked elements only."""
         if not content.any():
             return ""
-        selected = self._content_events(content)
-        # In parts of a bounded number of events: the markup lists stay small.
+        selected = self._content_mask(content)
+        # In parts of a bounded number of the walk's events: the markup lists and the
+        # indices of the selected events stay small (all the indices at once: 8 MB on the
+        # 20 MB page of the memory benchmark).
         return "".join(
-            self._markup(selected[start : start + _CHUNK_EVENTS])
+            self._markup(start + np.flatnonzero(selected[start : start + _CHUNK_EVENTS]))
             for start in range(0, len(selected), _CHUNK_EVENTS)
         )
 
@@ -545,7 +553,8 @@ def _hidden_to_skip(
     asked = np.array([*hidden, body])
     kernel = active_kernel()
     if kernel is not None:
-        found = kernel.span_text_lengths(page.texts, page.pieces, opening[asked], closing[asked])
+        starts, stops = opening[asked].astype(np.int64), closing[asked].astype(np.int64)
+        found = kernel.span_text_lengths(page.texts, page.pieces, starts, stops)
         text = np.frombuffer(found, dtype=np.int64).tolist()
     else:
         lengths = np.fromiter(map(len, page.texts), np.int64, len(page.texts))

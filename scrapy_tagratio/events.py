@@ -207,9 +207,9 @@ class PageEvents:
     def _spans(self) -> tuple[np.ndarray, np.ndarray]:
         """Per element, the events of its opening and of its closing: the events of its
         subtree lie between them, so a text query reads that range, not every event."""
-        opening = np.flatnonzero(self.kinds == EVENT_OPEN)
+        opening = np.flatnonzero(self.kinds == EVENT_OPEN).astype(np.int32)
         closes = np.flatnonzero(self.kinds == EVENT_CLOSE)
-        closing = np.empty(len(self.tags), dtype=np.int64)
+        closing = np.empty(len(self.tags), dtype=np.int32)  # held: half of int64's memory
         closing[self.nodes[closes]] = closes
         return opening, closing
 
