@@ -169,6 +169,7 @@ def dom_labelling(
         owner = nodes.block
         kept = np.bincount(owner, weights=nodes.own_chars * content, minlength=len(nodes))
         content = ((kept > 0) & (2 * kept >= nodes.block_chars))[owner]
+        del kept  # not held while the text is built (a large page's peak of memory)
     content_chars = int(nodes.own_chars[content].sum())
     return Labelling(
         text=document.text_of(content) if text is None else text,

@@ -742,5 +742,8 @@ class TagRatio(Algorithm):
         del features  # not held while the text is built (large pages)
         kept = np.zeros(n, dtype=bool)
         kept[blocks] = kept_blocks(probability[blocks], cut, rules.chars)
-        # Scores per node: the probability of the block it belongs to.
-        return dom_labelling(document, kept[owner], probability[owner], cut)
+        # Scores per node: the probability of the block it belongs to. The per-block
+        # arrays are not held while the text is built (a large page's peak of memory).
+        content, scores = kept[owner], probability[owner]
+        del blocks, owner, rules, probability, kept
+        return dom_labelling(document, content, scores, cut)
