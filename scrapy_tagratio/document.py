@@ -347,11 +347,11 @@ class Document:
         # The first line break of each part of _CHUNK_EVENTS events after the first (not
         # the positions of every line break: several MB on a large page).
         is_break = piece < 0
-        cuts = [
-            start + int(np.argmax(is_break[start : start + _CHUNK_EVENTS]))
-            for start in range(_CHUNK_EVENTS, len(piece), _CHUNK_EVENTS)
-            if is_break[start : start + _CHUNK_EVENTS].any()
-        ]
+        cuts = []
+        for start in range(_CHUNK_EVENTS, len(piece), _CHUNK_EVENTS):
+            first = start + int(np.argmax(is_break[start : start + _CHUNK_EVENTS]))
+            if is_break[first]:  # argmax gives the part's start where it holds none
+                cuts.append(first)
         del is_break
         parts = []
         for pieces in np.split(piece, cuts):
