@@ -117,6 +117,21 @@ class NodeTable:
         wanted[[codes[name] for name in names if name in codes]] = True
         return wanted[node_codes]
 
+    @cached_property
+    def block_tag_codes(self) -> np.ndarray:
+        """Per text block (:attr:`text_blocks`), its tag's code (:attr:`tag_codes`): the
+        default algorithm's tag tests of its blocks (the feature columns, the headings)
+        read these, not a mask over every node."""
+        return self.tag_codes[0][self.text_blocks]
+
+    def block_tag_mask(self, names: Collection[str]) -> np.ndarray:
+        """Boolean per text block (:attr:`text_blocks`): its tag is one of ``names``
+        (``tag_mask(names)[text_blocks]``, without the pass over every node)."""
+        _, codes = self.tag_codes
+        wanted = np.zeros(len(codes), dtype=bool)
+        wanted[[codes[name] for name in names if name in codes]] = True
+        return wanted[self.block_tag_codes]
+
     def ancestors_or_self(self, node: int) -> np.ndarray:
         """Boolean per node: it is ``node`` or one of its ancestors (the path up to the
         root), in one comparison: the subtrees ``[i, end[i])`` that contain ``node``."""

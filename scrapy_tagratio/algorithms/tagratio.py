@@ -287,8 +287,8 @@ def main_container(
         if prose is not None:
             holds_list &= nodes.subtree_sum(prose) < ARTICLE_PROSE_CHARS
         excluded = excluded | inside | holds_list
-    candidates = np.where(excluded, -np.inf, sums)
-    return int(np.argmax(candidates)) if not excluded.all() else 0
+    # Every candidate excluded: all are -inf, and the first, the body, is the maximum.
+    return int(np.argmax(np.where(excluded, -np.inf, sums)))
 
 
 def prose_like(length: np.ndarray, link_share: np.ndarray) -> np.ndarray:
@@ -598,10 +598,10 @@ def block_features(
         yield log_density - np.log1p(max(threshold, 0.0))
         yield by_cectd[blocks]
         yield sums[parents] / max(float(sums.max()), 1e-9)
-        yield nodes.tag_mask(HEADING_TAGS)[blocks]
-        yield nodes.tag_mask(("li",))[blocks]
-        yield nodes.tag_mask(("p",))[blocks]
-        yield nodes.tag_mask(("td", "th"))[blocks]
+        yield nodes.block_tag_mask(HEADING_TAGS)
+        yield nodes.block_tag_mask(("li",))
+        yield nodes.block_tag_mask(("p",))
+        yield nodes.block_tag_mask(("td", "th"))
         yield under_tag[blocks]
         yield under_hint[blocks]
         yield in_thread
@@ -631,7 +631,7 @@ def block_features(
     notes &= ~(furniture | in_thread) & (blocks > headline)
     # The article's code: preformatted blocks in the main container, outside page
     # furniture and threads.
-    code = nodes.tag_mask(("pre",))[blocks] & inside & ~(furniture | in_thread)
+    code = nodes.block_tag_mask(("pre",)) & inside & ~(furniture | in_thread)
     rules = BlockRules(
         lead,
         discussion,

@@ -383,7 +383,7 @@ def heading_slug_hints(document: Document, candidates: np.ndarray) -> list[str |
     wanted = np.zeros(len(distinct), dtype=bool)
     wanted[long_words] = True
     joined = np.flatnonzero(wanted[codes[candidates]]).tolist()
-    headings = np.flatnonzero(nodes.tag_mask(HEADING_TAGS) & (nodes.block_chars > 0))
+    headings = nodes.text_blocks[nodes.block_tag_mask(HEADING_TAGS)]  # with text of their own
     if not headings.size:
         return found
     chosen = candidates[joined]
