@@ -308,9 +308,14 @@ def named_comments(nodes: NodeTable, structures: Structures) -> np.ndarray:
     list of unnamed ``<dt>`` authors and ``<dd>`` bodies."""
     items = structures.repeated
     named = hint_flags(nodes, items, COMMENT_NAMES)
-    where = nodes.with_ancestors(items) & ~items & ~nodes.tag_mask(("html", "body"))
-    where &= ~nodes.with_ancestors(nodes.tag_mask(("h1",)))  # an article's, not a thread's
-    containers = hint_flags(nodes, where, THREAD_NAMES)
+    # The elements holding items whose hints name a thread, then those of them that may be
+    # one: a hint's answer does not depend on the others read, and most pages have none,
+    # so the narrowing is done only where there is something to narrow.
+    containers = hint_flags(nodes, nodes.with_ancestors(items) & ~items, THREAD_NAMES)
+    if not containers.any():
+        return named
+    containers &= ~nodes.tag_mask(("html", "body"))
+    containers &= ~nodes.with_ancestors(nodes.tag_mask(("h1",)))  # an article's, not a thread's
     # The outermost such elements outside named items (a comment's own parts are no thread).
     containers &= ~nodes.with_descendants(named)
     containers &= ~nodes.with_descendants(containers)[np.maximum(nodes.parent, 0)]
