@@ -1288,6 +1288,32 @@ def subtree_mask(const int32_t[::1] end, const uint8_t[::1] flags):
     return out
 
 
+def subtree_flagged(const int32_t[::1] end, const uint8_t[::1] flags):
+    """Per node of a tree whose subtrees are the ranges ``[i, end[i])`` (``i < end[i] <=
+    n``, checked), whether its subtree holds a flagged node: the count of flags before
+    ``end[i]`` passes the count before ``i``; as the bytes of bools (what
+    :func:`~scrapy_tagratio.nodetable._subtree_flagged` gives), without the int32 copy of
+    the flags and the comparison pass of :func:`subtree_sums`."""
+    cdef Py_ssize_t n = end.shape[0], i
+    if flags.shape[0] != n:
+        raise ValueError("one flag per node")
+    cdef int64_t* prefix = <int64_t*>PyMem_Malloc((n + 1) * sizeof(int64_t))
+    if prefix == NULL:
+        raise MemoryError()
+    cdef bytearray out = PyByteArray_FromStringAndSize(NULL, n)
+    cdef uint8_t* holds = <uint8_t*>PyByteArray_AS_STRING(out)
+    try:
+        prefix[0] = 0
+        for i in range(n):
+            prefix[i + 1] = prefix[i] + (flags[i] != 0)
+        for i in range(n):
+            if end[i] <= i or end[i] > n:
+                raise ValueError(f"node {i}: subtree end {end[i]} outside ({i}, {n}]")
+            holds[i] = prefix[end[i]] > prefix[i]
+    finally:
+        PyMem_Free(prefix)
+    return out
+
 def subtree_sums(const int32_t[::1] end, const int32_t[::1] values):
     """Per node of a tree whose subtrees are the ranges ``[i, end[i])`` (``i < end[i] <=
     n``, checked), the sum of ``values`` over its subtree: differences of prefix sums, in

@@ -144,7 +144,7 @@ class NodeTable:
     def with_ancestors(self, mask: np.ndarray) -> np.ndarray:
         """``mask`` widened to every ancestor of a marked element: the nodes whose subtree
         ``[i, end[i])`` holds a marked node, by one prefix count (no walk up the tree)."""
-        return _subtree_sum(self.end, mask) > 0
+        return _subtree_flagged(self.end, mask)
 
     def with_descendants(self, mask: np.ndarray) -> np.ndarray:
         """``mask`` widened to every descendant of a marked element: the nodes with a
@@ -163,6 +163,19 @@ def _subtree_sum(end: np.ndarray, values: np.ndarray) -> np.ndarray:
         return np.frombuffer(found, dtype=np.int64)
     prefix = np.concatenate(([0], np.cumsum(values)))
     return prefix[end] - prefix[:-1]
+
+
+def _subtree_flagged(end: np.ndarray, flags: np.ndarray) -> np.ndarray:
+    """True where the subtree ``[i, end[i])`` holds a flagged node: its count of flags
+    (:func:`_subtree_sum`) is above 0; in one C loop with the compiled kernel, which
+    counts the flags as they are (no int32 copy) and writes the answer in the same pass."""
+    kernel = active_kernel()
+    if kernel is not None and end.dtype == np.int32 and flags.dtype == bool:
+        found = kernel.subtree_flagged(
+            np.ascontiguousarray(end), np.ascontiguousarray(flags).view(np.uint8)
+        )
+        return np.frombuffer(found, dtype=bool)
+    return _subtree_sum(end, flags) > 0
 
 
 def _subtree_mask(end: np.ndarray, flags: np.ndarray) -> np.ndarray:

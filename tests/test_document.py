@@ -27,7 +27,7 @@ from scrapy_tagratio.document import (
     parse_html,
     strip_tags,
 )
-from scrapy_tagratio.nodetable import _subtree_mask, _subtree_sum
+from scrapy_tagratio.nodetable import _subtree_flagged, _subtree_mask, _subtree_sum
 from scrapy_tagratio.reader import kernel_status
 from scrapy_tagratio.source import _SOURCE_JUNK, _SOURCE_TAG
 
@@ -338,10 +338,12 @@ def test_subtree_masks_and_sums_are_those_of_a_walk_up_the_tree(
 
     ends = np.array(end, dtype=np.int32)
     inside = [bool(flags[path(i)].any()) for i in range(n)]
+    below = [bool(flags[[j for j in range(n) if i in path(j)]].any()) for i in range(n)]
     sums = [int(values[[j for j in range(n) if i in path(j)]].sum()) for i in range(n)]
     for name in ["target", "kernel"] if kernel_status()[0] else ["target"]:
         with _reading_by(name):
             assert _subtree_mask(ends, flags).tolist() == inside
+            assert _subtree_flagged(ends, flags).tolist() == below
             assert _subtree_sum(ends, values).tolist() == sums
             assert _subtree_sum(ends, values.astype(np.int32)).tolist() == sums
 
@@ -349,12 +351,14 @@ def test_subtree_masks_and_sums_are_those_of_a_walk_up_the_tree(
 @pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
 @pytest.mark.parametrize("end", [[1, 3], [1, 1], [0, 2]], ids=["past the end", "empty", "at 0"])
 def test_the_kernels_subtree_sums_refuse_ends_outside_the_table(end: list[int]) -> None:
-    """The C loop reads ``prefix[end[i]]`` unchecked: an end outside ``(i, n]`` is an
-    error, not a read past the array."""
+    """The C loops (sums and flags) read ``prefix[end[i]]`` unchecked: an end outside
+    ``(i, n]`` is an error, not a read past the array."""
     from scrapy_tagratio import _kernel
 
     with pytest.raises(ValueError, match="subtree end"):
         _kernel.subtree_sums(np.array(end, dtype=np.int32), np.ones(2, dtype=np.int32))
+    with pytest.raises(ValueError, match="subtree end"):
+        _kernel.subtree_flagged(np.array(end, dtype=np.int32), np.ones(2, dtype=np.uint8))
 
 
 #: Pages of random elements: runs of text (white space of several kinds) and elements
