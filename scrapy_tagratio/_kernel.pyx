@@ -1482,6 +1482,53 @@ def text_lines(list texts, const int32_t[::1] pieces):
     _lines(texts, pieces, PyUnicode_KIND(out), PyUnicode_DATA(out), &widest)
     return out
 
+def block_pieces(
+    const int8_t[::1] kinds,
+    const int32_t[::1] owners,
+    const int32_t[::1] piece,
+    list texts,
+    const int64_t[::1] block,
+    const int32_t[::1] end,
+    const int64_t[::1] opens,
+    const int64_t[::1] blocks,
+):
+    """Per node of ``blocks``, the runs of text its block owns, in document order: the
+    text events (``kinds``, ``owners``, ``piece`` into ``texts``) whose owner's block
+    (``block``, per node) is that node, read from its subtree's events only, which run
+    from its opening (``opens``, per node, then the count of events) to the opening of
+    the first node after its subtree (``end``): what
+    :meth:`~scrapy_tagratio.document.Document.few_block_texts` joins, without a pass over
+    the page's events. Every index read is checked."""
+    cdef Py_ssize_t n = block.shape[0], events = kinds.shape[0], count = len(texts)
+    cdef Py_ssize_t k, e, first, stop, owner, node, at
+    if end.shape[0] != n or opens.shape[0] != n + 1:
+        raise ValueError("one block and end per node, and one opening per node and one more")
+    if owners.shape[0] != events or piece.shape[0] != events:
+        raise ValueError("one owner and one piece per event")
+    cdef list found = [], pieces
+    for k in range(blocks.shape[0]):
+        node = blocks[k]
+        if node < 0 or node >= n or end[node] <= node or end[node] > n:
+            raise IndexError(f"block {node} outside the table of {n} nodes")
+        first, stop = opens[node], opens[end[node]]
+        if first < 0 or stop > events or first > stop:
+            raise IndexError(f"events {first}..{stop} outside the {events} events")
+        pieces = []
+        for e in range(first, stop):
+            if kinds[e] != EVENT_TEXT:
+                continue
+            owner = owners[e]
+            if owner < 0 or owner >= n:
+                raise IndexError(f"event {e}: owner {owner} outside the table")
+            if block[owner] != node:
+                continue
+            at = piece[e]
+            if at < 0 or at >= count:
+                raise IndexError(f"event {e}: piece {at} outside the {count} texts")
+            pieces.append(texts[at])
+        found.append(pieces)
+    return found
+
 cdef str _markup_text(str text):
     """A run of text as the cleaned HTML writes it: each stretch of white space
     (``Py_UNICODE_ISSPACE``, as ``str.split``) one space, at its ends too, and ``&``,

@@ -443,6 +443,59 @@ def test_the_kernels_cleaned_html_is_the_pure_paths(trees: list[Any], data: Any)
 
 
 @pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PAGE_TREES, max_size=4), st.data())
+def test_the_kernels_few_block_texts_are_the_pure_paths(trees: list[Any], data: Any) -> None:
+    """The texts of a few blocks (``few_block_texts``: nested ones, repeated ones, in any
+    order) read from their subtrees' events by the kernel (``block_pieces``) and picked
+    by the pure path's mask over all events: the same texts."""
+    html = "<html><body>" + "".join(map(_page_html, trees)) + "</body></html>"
+    doc = Document.from_input(html)
+    n = len(doc.nodes)
+    candidates = np.unique(doc.nodes.block)  # blocks, owning text or not
+    blocks = np.array(data.draw(st.lists(st.sampled_from(candidates.tolist()), max_size=6)))
+    found = {}
+    for name in ("target", "kernel"):
+        with _reading_by(name):
+            found[name] = doc.few_block_texts(blocks.astype(np.intp))
+    assert found["kernel"] == found["target"]
+    assert n == 0 or found["target"][:1] == [doc.block_text(int(b)) for b in blocks[:1]]
+
+
+@pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
+def test_the_kernels_block_pieces_refuse_what_they_would_read_out_of_bounds() -> None:
+    """``block_pieces`` reads the events of a block's subtree, their owners' blocks and
+    their runs by index: a block outside the table, openings outside the events, an
+    owner outside the table or a run outside the texts is an error."""
+    from scrapy_tagratio import _kernel
+
+    ints = lambda *values: np.array(values, dtype=np.int32)  # noqa: E731
+    longs = lambda *values: np.array(values, dtype=np.int64)  # noqa: E731
+    kinds = np.array([1, 0, 1, 0, 2, 2], dtype=np.int8)  # <a>x<b>y</b></a>
+    owners, piece, block, end = (
+        ints(0, 0, 1, 1, 1, 0),
+        ints(-1, 0, -1, 1, -1, -1),
+        longs(0, 1),
+        ints(2, 2),
+    )
+    texts = ["x", "y"]
+    found = _kernel.block_pieces(
+        kinds, owners, piece, texts, block, end, longs(0, 2, 6), longs(1, 0)
+    )
+    assert found == [["y"], ["x"]]
+    for bad in (
+        (owners, piece, end, longs(0, 2, 6), longs(2)),  # a block past the table
+        (owners, piece, end, longs(0, 2, 7), longs(0)),  # events past the end
+        (owners, piece, ints(2, 3), longs(0, 2, 6), longs(1)),  # an end past the table
+        (ints(0, 0, 1, 5, 1, 0), piece, end, longs(0, 2, 6), longs(1)),  # an owner outside
+        (owners, ints(-1, 0, -1, 2, -1, -1), end, longs(0, 2, 6), longs(1)),  # a run outside
+        (owners, piece, end, longs(0, 2), longs(1)),  # openings of the wrong length
+    ):
+        with pytest.raises((ValueError, IndexError)):
+            _kernel.block_pieces(kinds, bad[0], bad[1], texts, block, bad[2], bad[3], bad[4])
+
+
+@pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
 def test_the_kernels_markup_refuses_what_it_would_read_out_of_bounds() -> None:
     """``event_markup`` reads the tags by node and the runs by index unchecked: a node
     outside the tags or the elements, a run outside the texts, an event of no kind, or
