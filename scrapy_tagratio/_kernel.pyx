@@ -1489,44 +1489,63 @@ def block_pieces(
     list texts,
     const int64_t[::1] block,
     const int32_t[::1] end,
-    const int64_t[::1] opens,
     const int64_t[::1] blocks,
 ):
     """Per node of ``blocks``, the runs of text its block owns, in document order: the
     text events (``kinds``, ``owners``, ``piece`` into ``texts``) whose owner's block
-    (``block``, per node) is that node, read from its subtree's events only, which run
-    from its opening (``opens``, per node, then the count of events) to the opening of
-    the first node after its subtree (``end``): what
-    :meth:`~scrapy_tagratio.document.Document.few_block_texts` joins, without a pass over
-    the page's events. Every index read is checked."""
+    (``block``, per node) is that node, read from its subtree's events only: from its
+    opening to the opening of the first node after its subtree (``end``), node ``k``
+    opening at the ``k``-th opening event (every node opens once, in document order).
+    The openings are found by one scan of the kinds up to the last one needed, not of
+    all the page's events: what :meth:`~scrapy_tagratio.document.Document.few_block_texts`
+    joins. Every index read is checked."""
     cdef Py_ssize_t n = block.shape[0], events = kinds.shape[0], count = len(texts)
-    cdef Py_ssize_t k, e, first, stop, owner, node, at
-    if end.shape[0] != n or opens.shape[0] != n + 1:
-        raise ValueError("one block and end per node, and one opening per node and one more")
+    cdef Py_ssize_t k, e, first, stop, owner, node, at, last = -1, seen = 0
+    if end.shape[0] != n:
+        raise ValueError("one block and one end per node")
     if owners.shape[0] != events or piece.shape[0] != events:
         raise ValueError("one owner and one piece per event")
-    cdef list found = [], pieces
     for k in range(blocks.shape[0]):
         node = blocks[k]
         if node < 0 or node >= n or end[node] <= node or end[node] > n:
             raise IndexError(f"block {node} outside the table of {n} nodes")
-        first, stop = opens[node], opens[end[node]]
-        if first < 0 or stop > events or first > stop:
-            raise IndexError(f"events {first}..{stop} outside the {events} events")
-        pieces = []
-        for e in range(first, stop):
-            if kinds[e] != EVENT_TEXT:
-                continue
-            owner = owners[e]
-            if owner < 0 or owner >= n:
-                raise IndexError(f"event {e}: owner {owner} outside the table")
-            if block[owner] != node:
-                continue
-            at = piece[e]
-            if at < 0 or at >= count:
-                raise IndexError(f"event {e}: piece {at} outside the {count} texts")
-            pieces.append(texts[at])
-        found.append(pieces)
+        last = max(last, end[node])
+    # Per node up to the last one needed, its opening event; the count of events after
+    # the last node (a subtree reaching the table's end runs to the last event).
+    cdef int64_t* opens = <int64_t*>PyMem_Malloc((last + 2) * sizeof(int64_t))
+    if opens == NULL:
+        raise MemoryError()
+    cdef list found = [], pieces
+    try:
+        for e in range(events):
+            if seen > last:
+                break
+            if kinds[e] == EVENT_OPEN:
+                opens[seen] = e
+                seen += 1
+        if seen < min(last + 1, n):
+            raise ValueError(f"{seen} openings for {n} nodes")
+        if last == n:
+            opens[n] = events
+        for k in range(blocks.shape[0]):
+            node = blocks[k]
+            first, stop = opens[node], opens[end[node]]
+            pieces = []
+            for e in range(first, stop):
+                if kinds[e] != EVENT_TEXT:
+                    continue
+                owner = owners[e]
+                if owner < 0 or owner >= n:
+                    raise IndexError(f"event {e}: owner {owner} outside the table")
+                if block[owner] != node:
+                    continue
+                at = piece[e]
+                if at < 0 or at >= count:
+                    raise IndexError(f"event {e}: piece {at} outside the {count} texts")
+                pieces.append(texts[at])
+            found.append(pieces)
+    finally:
+        PyMem_Free(opens)
     return found
 
 cdef str _markup_text(str text):

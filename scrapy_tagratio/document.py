@@ -93,14 +93,6 @@ class _Walk:
     element: np.ndarray
 
     @cached_property
-    def opens(self) -> np.ndarray:
-        """Per node, the index of its opening event, then the count of events: a node's
-        subtree's events run from its opening to the opening of the first node after it
-        (every node opens once, in document order). Built on first use, for the kernel's
-        :meth:`Document.few_block_texts`."""
-        return np.append(np.flatnonzero(self.kinds == EVENT_OPEN), len(self.kinds))
-
-    @cached_property
     def pieces(self) -> np.ndarray:
         """:attr:`texts` followed by one line-break marker that index -1 selects, as an
         object array for gathering many pieces at once (built on first use: the compiled
@@ -398,7 +390,7 @@ class Document:
         """:meth:`block_texts` of a few ``blocks`` (node indices): their pieces are picked by
         one mask over the events, not sorted by block (:attr:`pieces_by_block`, which the
         extraction does not otherwise need); with the compiled kernel, from the events of
-        the blocks' subtrees only (:attr:`_Walk.opens`), in one C loop."""
+        the blocks' subtrees only, in one C loop (``block_pieces``)."""
         walk = self._walk
         table = walk.table
         kernel = active_kernel()
@@ -410,7 +402,6 @@ class Document:
                 walk.texts,
                 table.block.astype(np.int64, copy=False),
                 table.end,
-                walk.opens.astype(np.int64, copy=False),
                 np.asarray(blocks, dtype=np.int64),
             )
             return [" ".join("".join(pieces).split()) for pieces in found]

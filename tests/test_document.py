@@ -465,8 +465,8 @@ def test_the_kernels_few_block_texts_are_the_pure_paths(trees: list[Any], data: 
 @pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
 def test_the_kernels_block_pieces_refuse_what_they_would_read_out_of_bounds() -> None:
     """``block_pieces`` reads the events of a block's subtree, their owners' blocks and
-    their runs by index: a block outside the table, openings outside the events, an
-    owner outside the table or a run outside the texts is an error."""
+    their runs by index: a block or an end outside the table, fewer openings than nodes,
+    an owner outside the table or a run outside the texts is an error."""
     from scrapy_tagratio import _kernel
 
     ints = lambda *values: np.array(values, dtype=np.int32)  # noqa: E731
@@ -479,20 +479,18 @@ def test_the_kernels_block_pieces_refuse_what_they_would_read_out_of_bounds() ->
         ints(2, 2),
     )
     texts = ["x", "y"]
-    found = _kernel.block_pieces(
-        kinds, owners, piece, texts, block, end, longs(0, 2, 6), longs(1, 0)
-    )
+    found = _kernel.block_pieces(kinds, owners, piece, texts, block, end, longs(1, 0))
     assert found == [["y"], ["x"]]
     for bad in (
-        (owners, piece, end, longs(0, 2, 6), longs(2)),  # a block past the table
-        (owners, piece, end, longs(0, 2, 7), longs(0)),  # events past the end
-        (owners, piece, ints(2, 3), longs(0, 2, 6), longs(1)),  # an end past the table
-        (ints(0, 0, 1, 5, 1, 0), piece, end, longs(0, 2, 6), longs(1)),  # an owner outside
-        (owners, ints(-1, 0, -1, 2, -1, -1), end, longs(0, 2, 6), longs(1)),  # a run outside
-        (owners, piece, end, longs(0, 2), longs(1)),  # openings of the wrong length
+        (kinds, owners, piece, end, longs(2)),  # a block past the table
+        (kinds, owners, piece, ints(2, 3), longs(1)),  # an end past the table
+        (np.array([1, 0, 0, 0, 2, 2], dtype=np.int8), owners, piece, end, longs(1)),  # one opening
+        (kinds, ints(0, 0, 1, 5, 1, 0), piece, end, longs(1)),  # an owner outside
+        (kinds, owners, ints(-1, 0, -1, 2, -1, -1), end, longs(1)),  # a run outside
+        (kinds, owners[:5], piece, end, longs(1)),  # arrays of different lengths
     ):
         with pytest.raises((ValueError, IndexError)):
-            _kernel.block_pieces(kinds, bad[0], bad[1], texts, block, bad[2], bad[3], bad[4])
+            _kernel.block_pieces(bad[0], bad[1], bad[2], texts, block, bad[3], bad[4])
 
 
 @pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
