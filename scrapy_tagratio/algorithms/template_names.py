@@ -30,7 +30,9 @@ the article's notes and its end) is :mod:`.tagratio`'s.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from functools import lru_cache
+from itertools import accumulate
 
 import numpy as np
 
@@ -399,13 +401,19 @@ def heading_slug_hints(document: Document, candidates: np.ndarray) -> list[str |
     the headings whose length fits a word of the hint (:func:`_may_slug`) are read."""
     nodes = document.nodes
     found: list[str | None] = [None] * len(candidates)
-    # The hints with a word that joins enough words, each distinct hint read once (most
-    # pages have none: one search over them all).
+    # The hints with a word that joins enough words, each distinct hint read once, by one
+    # scan of them all joined (most pages have none): a match lies in one word, so in
+    # one hint, the one starting last at or before it.
     codes, distinct = nodes.hint_codes
     read = sorted(set(codes[candidates].tolist()))  # a few nodes: np.unique costs more
-    if _LONG_SLUG.search(" ".join(distinct[code] for code in read)) is None:
+    hints = [distinct[code] for code in read]
+    starts = list(accumulate((len(hint) + 1 for hint in hints), initial=0))
+    long_words = [
+        read[bisect_right(starts, match.start()) - 1]
+        for match in _LONG_SLUG.finditer(" ".join(hints))
+    ]
+    if not long_words:
         return found
-    long_words = [code for code in read if _LONG_SLUG.search(distinct[code])]
     wanted = np.zeros(len(distinct), dtype=bool)
     wanted[long_words] = True
     joined = np.flatnonzero(wanted[codes[candidates]]).tolist()
