@@ -385,11 +385,15 @@ def _words_joined(word: str) -> int:
     return word.count("-") + word.count("_") + 1
 
 
-def _may_slug(word: str, heading_chars: int) -> bool:
-    """``word`` may be the slug of a heading of ``heading_chars`` characters: it joins
-    :data:`SLUG_WORDS` words or more, and the heading is as long or longer by up to a half
-    (the punctuation and spaces the slug leaves out or merges)."""
-    return _words_joined(word) >= SLUG_WORDS and len(word) <= heading_chars <= 1.5 * len(word) + 2
+def _may_slug(hint: str, heading_chars: int) -> bool:
+    """A word of ``hint`` may be the slug of a heading of ``heading_chars`` characters: it
+    joins :data:`SLUG_WORDS` words or more, and the heading is as long or longer by up to
+    a half (the punctuation and spaces the slug leaves out or merges). The lengths are
+    compared first: most words are far shorter than a heading."""
+    for word in hint.split():
+        if len(word) <= heading_chars <= 1.5 * len(word) + 2 and _words_joined(word) >= SLUG_WORDS:
+            return True
+    return False
 
 
 def heading_slug_hints(document: Document, candidates: np.ndarray) -> list[str | None]:
@@ -426,9 +430,7 @@ def heading_slug_hints(document: Document, candidates: np.ndarray) -> list[str |
     own = (first > chosen) & (first < nodes.end[chosen])
     lengths = nodes.block_chars[first].tolist()
     fitting = [
-        i
-        for i in np.flatnonzero(own).tolist()
-        if any(_may_slug(word, lengths[i]) for word in nodes.hint[chosen[i]].split())
+        i for i in np.flatnonzero(own).tolist() if _may_slug(nodes.hint[chosen[i]], lengths[i])
     ]
     if not fitting:
         return found
