@@ -250,6 +250,9 @@ FEATURES = (
 )
 #: The model file the default reads (``scrapy_tagratio/models/tagratio.json``).
 MODEL_NAME = "tagratio"
+#: CECTD-DS, whose composite text density the features read: made once (making one
+#: validates its parameters, a few microseconds a page).
+_CECTD = CECTD()
 
 
 def main_container(
@@ -509,7 +512,7 @@ def block_features(
     """
     nodes = document.nodes
     n = len(nodes)
-    density = CECTD().densities(nodes)
+    density = _CECTD.densities(nodes)
     sums = density_sum(nodes, density)
     marked, threshold = extract_content(nodes, density, sums, 1.0)
     by_cectd = nodes.with_descendants(marked)
