@@ -840,6 +840,33 @@ def starts_words(list texts, const int64_t[::1] read, tuple prefixes, tuple whol
     return out
 
 
+
+#: No prefixes (or whole words) for any first character.
+cdef tuple _NO_WORDS = tuple(() for _ch in range(128))
+
+
+def words_and_doubts(
+    list texts, const int64_t[::1] read, tuple prefixes, tuple whole, tuple doubts
+):
+    """Per index in ``read`` (into ``texts``, checked), 0 where the text holds none of
+    the words of :func:`starts_words` (``prefixes``, ``whole``), 1 where it holds one
+    and none of ``doubts`` (whole words, given as ``whole`` is), 2 where it holds both:
+    :func:`starts_words` and then, on the texts holding the words, ``starts_words`` of
+    the doubts, in one call; as bytes."""
+    cdef Py_ssize_t n = read.shape[0], k
+    cdef str text
+    if len(prefixes) != 128 or len(whole) != 128 or len(doubts) != 128:
+        raise ValueError("one tuple of words per ASCII character")
+    _check_read(read, len(texts))
+    cdef bytearray out = PyByteArray_FromStringAndSize(NULL, n)
+    cdef char* found = PyByteArray_AS_STRING(out)
+    for k in range(n):
+        text = <str?>texts[read[k]]
+        found[k] = 0
+        if _starts_word(text, prefixes, whole):
+            found[k] = 2 if _starts_word(text, _NO_WORDS, doubts) else 1
+    return out
+
 cdef int _check_read(const int64_t[::1] read, Py_ssize_t count) except -1:
     """Each index of ``read`` is one of ``count`` texts (an IndexError otherwise)."""
     cdef Py_ssize_t k

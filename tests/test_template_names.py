@@ -176,6 +176,28 @@ def test_the_kernels_word_test_reads_the_texts_asked_for() -> None:
 
 
 @pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
+def test_the_kernels_words_and_doubts_read_the_texts_asked_for() -> None:
+    """``words_and_doubts`` gives 0 (none of the words), 1 (a word, no doubt) or 2 (a
+    word and a doubt) for each text it is given the index of, and refuses an index
+    outside the list and a vocabulary of the wrong shape."""
+    import scrapy_tagratio.algorithms.template_names as module
+    from scrapy_tagratio import _kernel
+
+    test = module.BOILERPLATE_NAMES
+    assert test.doubts is not None
+    texts = ["site-nav", "has-sidebar", "entry-content share", "story", ""]
+    read = np.array([0, 1, 2, 3, 4, 0], dtype=np.int64)
+    found = _kernel.words_and_doubts(texts, read, test.prefixes, test.whole, test.doubts)
+    assert list(bytes(found)) == [1, 2, 2, 0, 0, 1]
+    for wrong in (-1, len(texts)):
+        outside = np.array([wrong], dtype=np.int64)
+        with pytest.raises(IndexError):
+            _kernel.words_and_doubts(texts, outside, test.prefixes, test.whole, test.doubts)
+    with pytest.raises(ValueError, match="one tuple of words per ASCII character"):
+        _kernel.words_and_doubts(texts, read, test.prefixes, test.whole, ())
+
+
+@pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
 def test_the_kernels_pair_test_reads_the_texts_asked_for() -> None:
     """``word_pairs`` gives for each text it is given the index of the number of its first
     pair at the leftmost word start, and refuses an index outside the list and a
