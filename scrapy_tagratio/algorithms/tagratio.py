@@ -284,8 +284,9 @@ def main_container(
         excluded = excluded | comment_forms
     if items is not None and items.any():
         inside = nodes.with_descendants(items)
-        nested = items & inside[np.maximum(nodes.parent, 0)] & (nodes.parent >= 0)
-        in_items = nodes.subtree_sum(np.where(items & ~nested, nodes.chars, 0))
+        # Per node outside the items, the characters of its subtree that lie in them (the
+        # nodes inside are excluded whatever they hold).
+        in_items = nodes.subtree_sum(np.where(inside, nodes.own_chars, 0))
         holds_list = 2 * in_items > nodes.chars
         if prose is not None:
             holds_list &= nodes.subtree_sum(prose) < ARTICLE_PROSE_CHARS
