@@ -867,6 +867,7 @@ def words_and_doubts(
             found[k] = 2 if _starts_word(text, _NO_WORDS, doubts) else 1
     return out
 
+
 cdef int _check_read(const int64_t[::1] read, Py_ssize_t count) except -1:
     """Each index of ``read`` is one of ``count`` texts (an IndexError otherwise)."""
     cdef Py_ssize_t k
@@ -1341,6 +1342,7 @@ def subtree_flagged(const int32_t[::1] end, const uint8_t[::1] flags):
         PyMem_Free(prefix)
     return out
 
+
 def subtree_sums(const int32_t[::1] end, const int32_t[::1] values):
     """Per node of a tree whose subtrees are the ranges ``[i, end[i])`` (``i < end[i] <=
     n``, checked), the sum of ``values`` over its subtree: differences of prefix sums, in
@@ -1509,6 +1511,7 @@ def text_lines(list texts, const int32_t[::1] pieces):
     _lines(texts, pieces, PyUnicode_KIND(out), PyUnicode_DATA(out), &widest)
     return out
 
+
 def block_pieces(
     const int8_t[::1] kinds,
     const int32_t[::1] owners,
@@ -1574,6 +1577,7 @@ def block_pieces(
     finally:
         PyMem_Free(opens)
     return found
+
 
 cdef str _markup_text(str text):
     """A run of text as the cleaned HTML writes it: each stretch of white space
