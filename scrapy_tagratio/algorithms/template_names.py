@@ -334,7 +334,7 @@ def _hints_read(
     codes, hints = nodes.hint_codes
     present = np.zeros(len(hints), dtype=bool)
     present[codes if where is None else codes[where]] = True
-    return codes, hints, np.flatnonzero(present)
+    return codes, hints, present.nonzero()[0]  # np.flatnonzero's wrapper: 0.7 us a call
 
 
 def comment_forms(nodes: NodeTable) -> np.ndarray:
