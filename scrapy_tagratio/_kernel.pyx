@@ -840,6 +840,34 @@ def starts_words(list texts, const int64_t[::1] read, tuple prefixes, tuple whol
     return out
 
 
+
+#: No prefixes (or whole words) for any first character.
+cdef tuple _NO_WORDS = tuple(() for _ch in range(128))
+
+
+def words_and_doubts(
+    list texts, const int64_t[::1] read, tuple prefixes, tuple whole, tuple doubts
+):
+    """Per index in ``read`` (into ``texts``, checked), 0 where the text holds none of
+    the words of :func:`starts_words` (``prefixes``, ``whole``), 1 where it holds one
+    and none of ``doubts`` (whole words, given as ``whole`` is), 2 where it holds both:
+    :func:`starts_words` and then, on the texts holding the words, ``starts_words`` of
+    the doubts, in one call; as bytes."""
+    cdef Py_ssize_t n = read.shape[0], k
+    cdef str text
+    if len(prefixes) != 128 or len(whole) != 128 or len(doubts) != 128:
+        raise ValueError("one tuple of words per ASCII character")
+    _check_read(read, len(texts))
+    cdef bytearray out = PyByteArray_FromStringAndSize(NULL, n)
+    cdef char* found = PyByteArray_AS_STRING(out)
+    for k in range(n):
+        text = <str?>texts[read[k]]
+        found[k] = 0
+        if _starts_word(text, prefixes, whole):
+            found[k] = 2 if _starts_word(text, _NO_WORDS, doubts) else 1
+    return out
+
+
 cdef int _check_read(const int64_t[::1] read, Py_ssize_t count) except -1:
     """Each index of ``read`` is one of ``count`` texts (an IndexError otherwise)."""
     cdef Py_ssize_t k
@@ -1047,6 +1075,46 @@ def subtree_argmax(const int32_t[::1] parent, const double[::1] values, const in
     return out
 
 
+cdef double _E = 2.718281828459045  # numpy's e, the double nearest to e
+
+
+@cython.cdivision(True)
+def density_terms(
+    const int32_t[::1] chars,
+    const int32_t[::1] link_chars,
+    const int32_t[::1] tags,
+    const int32_t[::1] link_tags,
+    double link_ratio,
+):
+    """Per node, the three terms of CETD's composite text density that need no logarithm
+    (what :func:`~scrapy_tagratio.algorithms.cetd._density_terms` gives: the same IEEE
+    operations in the same order, so the same doubles): the logarithm base's argument
+    over e, ``(C / (C - LC) * LC + link_ratio * C) / e``; the logarithm's argument, ``C /
+    LC * (T / LT)``, 1 where it is not above 0; and the text density ``C / T``; each zero
+    denominator read as 1. As three bytes of float64s."""
+    cdef Py_ssize_t n = chars.shape[0], i
+    if link_chars.shape[0] != n or tags.shape[0] != n or link_tags.shape[0] != n:
+        raise ValueError("one value of each per node")
+    cdef bytearray scaled_out = PyByteArray_FromStringAndSize(NULL, n * sizeof(double))
+    cdef bytearray argument_out = PyByteArray_FromStringAndSize(NULL, n * sizeof(double))
+    cdef bytearray density_out = PyByteArray_FromStringAndSize(NULL, n * sizeof(double))
+    cdef double* scaled = <double*>PyByteArray_AS_STRING(scaled_out)
+    cdef double* argument = <double*>PyByteArray_AS_STRING(argument_out)
+    cdef double* density = <double*>PyByteArray_AS_STRING(density_out)
+    cdef double c, lc, non_link, tag_count, link_tag_count, value
+    for i in range(n):
+        c = chars[i]
+        lc = link_chars[i]
+        non_link = c - lc
+        tag_count = tags[i] if tags[i] > 1 else 1
+        link_tag_count = link_tags[i] if link_tags[i] != 0 else 1
+        scaled[i] = (c / (non_link if non_link != 0 else 1.0) * lc + link_ratio * c) / _E
+        value = c / (lc if lc != 0 else 1.0) * (tag_count / link_tag_count)
+        argument[i] = value if value > 0 else 1.0
+        density[i] = c / tag_count
+    return scaled_out, argument_out, density_out
+
+
 cdef int _compare_codes(const void* a, const void* b) noexcept nogil:
     cdef Py_ssize_t x = (<const Py_ssize_t*>a)[0], y = (<const Py_ssize_t*>b)[0]
     return (x > y) - (x < y)
@@ -1248,6 +1316,33 @@ def subtree_mask(const int32_t[::1] end, const uint8_t[::1] flags):
     return out
 
 
+def subtree_flagged(const int32_t[::1] end, const uint8_t[::1] flags):
+    """Per node of a tree whose subtrees are the ranges ``[i, end[i])`` (``i < end[i] <=
+    n``, checked), whether its subtree holds a flagged node: the count of flags before
+    ``end[i]`` passes the count before ``i``; as the bytes of bools (what
+    :func:`~scrapy_tagratio.nodetable._subtree_flagged` gives), without the int32 copy of
+    the flags and the comparison pass of :func:`subtree_sums`."""
+    cdef Py_ssize_t n = end.shape[0], i
+    if flags.shape[0] != n:
+        raise ValueError("one flag per node")
+    cdef int64_t* prefix = <int64_t*>PyMem_Malloc((n + 1) * sizeof(int64_t))
+    if prefix == NULL:
+        raise MemoryError()
+    cdef bytearray out = PyByteArray_FromStringAndSize(NULL, n)
+    cdef uint8_t* holds = <uint8_t*>PyByteArray_AS_STRING(out)
+    try:
+        prefix[0] = 0
+        for i in range(n):
+            prefix[i + 1] = prefix[i] + (flags[i] != 0)
+        for i in range(n):
+            if end[i] <= i or end[i] > n:
+                raise ValueError(f"node {i}: subtree end {end[i]} outside ({i}, {n}]")
+            holds[i] = prefix[end[i]] > prefix[i]
+    finally:
+        PyMem_Free(prefix)
+    return out
+
+
 def subtree_sums(const int32_t[::1] end, const int32_t[::1] values):
     """Per node of a tree whose subtrees are the ranges ``[i, end[i])`` (``i < end[i] <=
     n``, checked), the sum of ``values`` over its subtree: differences of prefix sums, in
@@ -1415,6 +1510,74 @@ def text_lines(list texts, const int32_t[::1] pieces):
     cdef str out = PyUnicode_New(length, widest)
     _lines(texts, pieces, PyUnicode_KIND(out), PyUnicode_DATA(out), &widest)
     return out
+
+
+def block_pieces(
+    const int8_t[::1] kinds,
+    const int32_t[::1] owners,
+    const int32_t[::1] piece,
+    list texts,
+    const int64_t[::1] block,
+    const int32_t[::1] end,
+    const int64_t[::1] blocks,
+):
+    """Per node of ``blocks``, the runs of text its block owns, in document order: the
+    text events (``kinds``, ``owners``, ``piece`` into ``texts``) whose owner's block
+    (``block``, per node) is that node, read from its subtree's events only: from its
+    opening to the opening of the first node after its subtree (``end``), node ``k``
+    opening at the ``k``-th opening event (every node opens once, in document order).
+    The openings are found by one scan of the kinds up to the last one needed, not of
+    all the page's events: what :meth:`~scrapy_tagratio.document.Document.few_block_texts`
+    joins. Every index read is checked."""
+    cdef Py_ssize_t n = block.shape[0], events = kinds.shape[0], count = len(texts)
+    cdef Py_ssize_t k, e, first, stop, owner, node, at, last = -1, seen = 0
+    if end.shape[0] != n:
+        raise ValueError("one block and one end per node")
+    if owners.shape[0] != events or piece.shape[0] != events:
+        raise ValueError("one owner and one piece per event")
+    for k in range(blocks.shape[0]):
+        node = blocks[k]
+        if node < 0 or node >= n or end[node] <= node or end[node] > n:
+            raise IndexError(f"block {node} outside the table of {n} nodes")
+        last = max(last, end[node])
+    # Per node up to the last one needed, its opening event; the count of events after
+    # the last node (a subtree reaching the table's end runs to the last event).
+    cdef int64_t* opens = <int64_t*>PyMem_Malloc((last + 2) * sizeof(int64_t))
+    if opens == NULL:
+        raise MemoryError()
+    cdef list found = [], pieces
+    try:
+        for e in range(events):
+            if seen > last:
+                break
+            if kinds[e] == EVENT_OPEN:
+                opens[seen] = e
+                seen += 1
+        if seen < min(last + 1, n):
+            raise ValueError(f"{seen} openings for {n} nodes")
+        if last == n:
+            opens[n] = events
+        for k in range(blocks.shape[0]):
+            node = blocks[k]
+            first, stop = opens[node], opens[end[node]]
+            pieces = []
+            for e in range(first, stop):
+                if kinds[e] != EVENT_TEXT:
+                    continue
+                owner = owners[e]
+                if owner < 0 or owner >= n:
+                    raise IndexError(f"event {e}: owner {owner} outside the table")
+                if block[owner] != node:
+                    continue
+                at = piece[e]
+                if at < 0 or at >= count:
+                    raise IndexError(f"event {e}: piece {at} outside the {count} texts")
+                pieces.append(texts[at])
+            found.append(pieces)
+    finally:
+        PyMem_Free(opens)
+    return found
+
 
 cdef str _markup_text(str text):
     """A run of text as the cleaned HTML writes it: each stretch of white space

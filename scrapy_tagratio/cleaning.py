@@ -130,15 +130,17 @@ class HintTest:
         kernel = active_kernel()
         if kernel is not None:
             read = read.astype(np.int64, copy=False)
-            found = kernel.starts_words(hints, read, self.prefixes, self.whole)
-            read = read[np.frombuffer(found, dtype=bool)]
-            if self.exact:
-                test = self.rest
-                if self.doubts is not None and read.size:
-                    found = kernel.starts_words(hints, read, _NO_WORDS, self.doubts)
-                    doubtful = np.frombuffer(found, dtype=bool)
-                    named[read[~doubtful]] = True
-                    read = read[doubtful]
+            if self.exact and self.doubts is not None:
+                # The words and the doubts in one call: 1 named, 2 for the rest to decide.
+                found = kernel.words_and_doubts(hints, read, self.prefixes, self.whole, self.doubts)
+                holds = np.frombuffer(found, dtype=np.uint8)
+                named[read[holds == 1]] = True
+                read, test = read[holds == 2], self.rest
+            else:
+                found = kernel.starts_words(hints, read, self.prefixes, self.whole)
+                read = read[np.frombuffer(found, dtype=bool)]
+                if self.exact:
+                    test = self.rest
         if test is None:
             named[read] = True
         else:

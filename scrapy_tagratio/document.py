@@ -389,9 +389,22 @@ class Document:
     def few_block_texts(self, blocks: np.ndarray) -> list[str]:
         """:meth:`block_texts` of a few ``blocks`` (node indices): their pieces are picked by
         one mask over the events, not sorted by block (:attr:`pieces_by_block`, which the
-        extraction does not otherwise need)."""
+        extraction does not otherwise need); with the compiled kernel, from the events of
+        the blocks' subtrees only, in one C loop (``block_pieces``)."""
         walk = self._walk
         table = walk.table
+        kernel = active_kernel()
+        if kernel is not None:
+            found = kernel.block_pieces(
+                walk.kinds,
+                walk.owners,
+                walk.piece,
+                walk.texts,
+                table.block.astype(np.int64, copy=False),
+                table.end,
+                np.asarray(blocks, dtype=np.int64),
+            )
+            return [" ".join("".join(pieces).split()) for pieces in found]
         wanted = np.zeros(len(table), dtype=bool)
         wanted[blocks] = True
         # The nodes of the blocks asked for, then their text events: only those few are

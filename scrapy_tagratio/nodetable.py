@@ -117,6 +117,21 @@ class NodeTable:
         wanted[[codes[name] for name in names if name in codes]] = True
         return wanted[node_codes]
 
+    @cached_property
+    def block_tag_codes(self) -> np.ndarray:
+        """Per text block (:attr:`text_blocks`), its tag's code (:attr:`tag_codes`): the
+        default algorithm's tag tests of its blocks (the feature columns, the headings)
+        read these, not a mask over every node."""
+        return self.tag_codes[0][self.text_blocks]
+
+    def block_tag_mask(self, names: Collection[str]) -> np.ndarray:
+        """Boolean per text block (:attr:`text_blocks`): its tag is one of ``names``
+        (``tag_mask(names)[text_blocks]``, without the pass over every node)."""
+        _, codes = self.tag_codes
+        wanted = np.zeros(len(codes), dtype=bool)
+        wanted[[codes[name] for name in names if name in codes]] = True
+        return wanted[self.block_tag_codes]
+
     def ancestors_or_self(self, node: int) -> np.ndarray:
         """Boolean per node: it is ``node`` or one of its ancestors (the path up to the
         root), in one comparison: the subtrees ``[i, end[i])`` that contain ``node``."""
@@ -129,7 +144,7 @@ class NodeTable:
     def with_ancestors(self, mask: np.ndarray) -> np.ndarray:
         """``mask`` widened to every ancestor of a marked element: the nodes whose subtree
         ``[i, end[i])`` holds a marked node, by one prefix count (no walk up the tree)."""
-        return _subtree_sum(self.end, mask) > 0
+        return _subtree_flagged(self.end, mask)
 
     def with_descendants(self, mask: np.ndarray) -> np.ndarray:
         """``mask`` widened to every descendant of a marked element: the nodes with a
@@ -148,6 +163,19 @@ def _subtree_sum(end: np.ndarray, values: np.ndarray) -> np.ndarray:
         return np.frombuffer(found, dtype=np.int64)
     prefix = np.concatenate(([0], np.cumsum(values)))
     return prefix[end] - prefix[:-1]
+
+
+def _subtree_flagged(end: np.ndarray, flags: np.ndarray) -> np.ndarray:
+    """True where the subtree ``[i, end[i])`` holds a flagged node: its count of flags
+    (:func:`_subtree_sum`) is above 0; in one C loop with the compiled kernel, which
+    counts the flags as they are (no int32 copy) and writes the answer in the same pass."""
+    kernel = active_kernel()
+    if kernel is not None and end.dtype == np.int32 and flags.dtype == bool:
+        found = kernel.subtree_flagged(
+            np.ascontiguousarray(end), np.ascontiguousarray(flags).view(np.uint8)
+        )
+        return np.frombuffer(found, dtype=bool)
+    return _subtree_sum(end, flags) > 0
 
 
 def _subtree_mask(end: np.ndarray, flags: np.ndarray) -> np.ndarray:

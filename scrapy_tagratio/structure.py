@@ -123,10 +123,13 @@ class Structures:
         ):  # fmt: skip
             array.setflags(write=False)
 
-    @property
+    @cached_property
     def repeated(self) -> np.ndarray:
-        """Boolean per node: it is an item of some repeated structure."""
-        return self.group >= 0
+        """Boolean per node: it is an item of some repeated structure (found once: the
+        default algorithm reads it twice)."""
+        repeated = self.group >= 0
+        repeated.setflags(write=False)
+        return repeated
 
     @cached_property
     def items(self) -> np.ndarray:

@@ -104,6 +104,50 @@ def test_composite_density_of_a_linkless_page_is_the_plain_logarithm_stand_in() 
     assert ctd[1] == pytest.approx(60 * math.log(60))
 
 
+_CHARS, _TAGS = st.integers(0, 5000), st.integers(0, 300)
+_STATS = st.tuples(_CHARS, _CHARS, _TAGS, _TAGS)  # C, LC, T, LT (LC and LT capped below)
+
+
+@given(st.lists(_STATS, min_size=1, max_size=40), st.sampled_from([0.0, 1.0, 7.0, 1e6]))
+def test_composite_density_is_the_same_on_both_paths(
+    stats: list[tuple[int, int, int, int]], body_chars: float
+) -> None:
+    """The kernel's terms (int32 statistics, one C pass) give the numpy path's doubles,
+    bit for bit: the node table's densities, and the model's features, are the same."""
+    chars, link_chars, tags, link_tags = (
+        np.array(column, dtype=np.int32)
+        for column in zip(*((c, min(lc, c), t, min(lt, t)) for c, lc, t, lt in stats), strict=True)
+    )
+    arguments = (chars, tags, link_chars, link_tags, body_chars, float(link_chars.sum()))
+
+    def density_by(name: str) -> bytes:
+        saved, reader.DEFAULT_READER = reader.DEFAULT_READER, name
+        try:
+            return composite_text_density(*arguments).tobytes()
+        finally:
+            reader.DEFAULT_READER = saved
+
+    pure = density_by("target")
+    assert (
+        pure
+        == composite_text_density(
+            *(a.astype(np.int64) if isinstance(a, np.ndarray) else a for a in arguments)
+        ).tobytes()
+    )
+    if kernel_status()[0]:
+        assert density_by("kernel") == pure
+
+
+@pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
+def test_the_kernels_density_terms_refuse_arrays_of_different_lengths() -> None:
+    """The C pass reads every array at the first one's indices, unchecked otherwise."""
+    from scrapy_tagratio import _kernel
+
+    two, three = np.zeros(2, dtype=np.int32), np.zeros(3, dtype=np.int32)
+    with pytest.raises(ValueError, match="one value of each per node"):
+        _kernel.density_terms(three, two, three, three, 0.0)
+
+
 def test_density_sum_is_the_sum_of_children() -> None:
     doc, at = example_nodes()
     density = text_density(doc.nodes.chars, doc.nodes.tags)

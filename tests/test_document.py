@@ -27,7 +27,7 @@ from scrapy_tagratio.document import (
     parse_html,
     strip_tags,
 )
-from scrapy_tagratio.nodetable import _subtree_mask, _subtree_sum
+from scrapy_tagratio.nodetable import _subtree_flagged, _subtree_mask, _subtree_sum
 from scrapy_tagratio.reader import kernel_status
 from scrapy_tagratio.source import _SOURCE_JUNK, _SOURCE_TAG
 
@@ -338,10 +338,12 @@ def test_subtree_masks_and_sums_are_those_of_a_walk_up_the_tree(
 
     ends = np.array(end, dtype=np.int32)
     inside = [bool(flags[path(i)].any()) for i in range(n)]
+    below = [bool(flags[[j for j in range(n) if i in path(j)]].any()) for i in range(n)]
     sums = [int(values[[j for j in range(n) if i in path(j)]].sum()) for i in range(n)]
     for name in ["target", "kernel"] if kernel_status()[0] else ["target"]:
         with _reading_by(name):
             assert _subtree_mask(ends, flags).tolist() == inside
+            assert _subtree_flagged(ends, flags).tolist() == below
             assert _subtree_sum(ends, values).tolist() == sums
             assert _subtree_sum(ends, values.astype(np.int32)).tolist() == sums
 
@@ -349,12 +351,14 @@ def test_subtree_masks_and_sums_are_those_of_a_walk_up_the_tree(
 @pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
 @pytest.mark.parametrize("end", [[1, 3], [1, 1], [0, 2]], ids=["past the end", "empty", "at 0"])
 def test_the_kernels_subtree_sums_refuse_ends_outside_the_table(end: list[int]) -> None:
-    """The C loop reads ``prefix[end[i]]`` unchecked: an end outside ``(i, n]`` is an
-    error, not a read past the array."""
+    """The C loops (sums and flags) read ``prefix[end[i]]`` unchecked: an end outside
+    ``(i, n]`` is an error, not a read past the array."""
     from scrapy_tagratio import _kernel
 
     with pytest.raises(ValueError, match="subtree end"):
         _kernel.subtree_sums(np.array(end, dtype=np.int32), np.ones(2, dtype=np.int32))
+    with pytest.raises(ValueError, match="subtree end"):
+        _kernel.subtree_flagged(np.array(end, dtype=np.int32), np.ones(2, dtype=np.uint8))
 
 
 #: Pages of random elements: runs of text (white space of several kinds) and elements
@@ -436,6 +440,57 @@ def test_the_kernels_cleaned_html_is_the_pure_paths(trees: list[Any], data: Any)
         with _reading_by(name):
             found[name] = doc.html_of(content)
     assert found["kernel"] == found["target"]
+
+
+@pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PAGE_TREES, max_size=4), st.data())
+def test_the_kernels_few_block_texts_are_the_pure_paths(trees: list[Any], data: Any) -> None:
+    """The texts of a few blocks (``few_block_texts``: nested ones, repeated ones, in any
+    order) read from their subtrees' events by the kernel (``block_pieces``) and picked
+    by the pure path's mask over all events: the same texts."""
+    html = "<html><body>" + "".join(map(_page_html, trees)) + "</body></html>"
+    doc = Document.from_input(html)
+    n = len(doc.nodes)
+    candidates = np.unique(doc.nodes.block)  # blocks, owning text or not
+    blocks = np.array(data.draw(st.lists(st.sampled_from(candidates.tolist()), max_size=6)))
+    found = {}
+    for name in ("target", "kernel"):
+        with _reading_by(name):
+            found[name] = doc.few_block_texts(blocks.astype(np.intp))
+    assert found["kernel"] == found["target"]
+    assert n == 0 or found["target"][:1] == [doc.block_text(int(b)) for b in blocks[:1]]
+
+
+@pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
+def test_the_kernels_block_pieces_refuse_what_they_would_read_out_of_bounds() -> None:
+    """``block_pieces`` reads the events of a block's subtree, their owners' blocks and
+    their runs by index: a block or an end outside the table, fewer openings than nodes,
+    an owner outside the table or a run outside the texts is an error."""
+    from scrapy_tagratio import _kernel
+
+    ints = lambda *values: np.array(values, dtype=np.int32)  # noqa: E731
+    longs = lambda *values: np.array(values, dtype=np.int64)  # noqa: E731
+    kinds = np.array([1, 0, 1, 0, 2, 2], dtype=np.int8)  # <a>x<b>y</b></a>
+    owners, piece, block, end = (
+        ints(0, 0, 1, 1, 1, 0),
+        ints(-1, 0, -1, 1, -1, -1),
+        longs(0, 1),
+        ints(2, 2),
+    )
+    texts = ["x", "y"]
+    found = _kernel.block_pieces(kinds, owners, piece, texts, block, end, longs(1, 0))
+    assert found == [["y"], ["x"]]
+    for bad in (
+        (kinds, owners, piece, end, longs(2)),  # a block past the table
+        (kinds, owners, piece, ints(2, 3), longs(1)),  # an end past the table
+        (np.array([1, 0, 0, 0, 2, 2], dtype=np.int8), owners, piece, end, longs(1)),  # one opening
+        (kinds, ints(0, 0, 1, 5, 1, 0), piece, end, longs(1)),  # an owner outside
+        (kinds, owners, ints(-1, 0, -1, 2, -1, -1), end, longs(1)),  # a run outside
+        (kinds, owners[:5], piece, end, longs(1)),  # arrays of different lengths
+    ):
+        with pytest.raises((ValueError, IndexError)):
+            _kernel.block_pieces(bad[0], bad[1], bad[2], texts, block, bad[3], bad[4])
 
 
 @pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import example, given, settings
@@ -78,6 +80,24 @@ _HINT_PIECES = st.sampled_from(
 )  # fmt: skip
 
 
+#: The classes that name no region as the expression reads (``_NOT_REGIONS`` is written
+#: with the first letters before the tests of what precedes them, for speed).
+_NOT_REGIONS_AS_READ = re.compile(
+    r"(?:\b|(?<=_))(?:has|no|with|without)[-_]\S*|\belementor[-_]widget"
+)
+
+
+@given(st.lists(_HINT_PIECES, max_size=12).map("".join))
+@settings(max_examples=400)
+@example("o-section--has-ads no_x _no ano-x hasno-y without-z")
+@example("xelementor-widget elementor_widget é-elementor-widget")
+def test_the_classes_naming_no_region_are_those_the_expression_reads(hint: str) -> None:
+    """``_NOT_REGIONS`` finds and replaces the spans that its readable form does."""
+    from scrapy_tagratio.algorithms.template_names import _NOT_REGIONS
+
+    assert _NOT_REGIONS.subn(" ", hint) == _NOT_REGIONS_AS_READ.subn(" ", hint)
+
+
 @given(st.lists(_HINT_PIECES, max_size=12).map("".join))
 @settings(max_examples=400)
 # A boilerplate word with the article body's names (each of the kernel's doubts) and with
@@ -105,7 +125,7 @@ def test_the_hint_tests_name_what_their_regular_expressions_name(hint: str) -> N
     from scrapy_tagratio import reader
 
     words = hint.replace("-", " ").replace("_", " ")
-    regions = module._NOT_REGIONS.sub(" ", hint).replace("-", " ").replace("_", " ")
+    regions = _NOT_REGIONS_AS_READ.sub(" ", hint).replace("-", " ").replace("_", " ")
     expected = {
         module.BOILERPLATE_NAMES: module.BOILERPLATE_HINT.search(regions) is not None
         and module.CONTENT_HINT.search(words) is None,
@@ -153,6 +173,28 @@ def test_the_kernels_word_test_reads_the_texts_asked_for() -> None:
             _kernel.starts_words(texts, outside, test.prefixes, test.whole)
     with pytest.raises(ValueError, match="one tuple of words per ASCII character"):
         _kernel.starts_words(texts, read, (), test.whole)
+
+
+@pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
+def test_the_kernels_words_and_doubts_read_the_texts_asked_for() -> None:
+    """``words_and_doubts`` gives 0 (none of the words), 1 (a word, no doubt) or 2 (a
+    word and a doubt) for each text it is given the index of, and refuses an index
+    outside the list and a vocabulary of the wrong shape."""
+    import scrapy_tagratio.algorithms.template_names as module
+    from scrapy_tagratio import _kernel
+
+    test = module.BOILERPLATE_NAMES
+    assert test.doubts is not None
+    texts = ["site-nav", "has-sidebar", "entry-content share", "story", ""]
+    read = np.array([0, 1, 2, 3, 4, 0], dtype=np.int64)
+    found = _kernel.words_and_doubts(texts, read, test.prefixes, test.whole, test.doubts)
+    assert list(bytes(found)) == [1, 2, 2, 0, 0, 1]
+    for wrong in (-1, len(texts)):
+        outside = np.array([wrong], dtype=np.int64)
+        with pytest.raises(IndexError):
+            _kernel.words_and_doubts(texts, outside, test.prefixes, test.whole, test.doubts)
+    with pytest.raises(ValueError, match="one tuple of words per ASCII character"):
+        _kernel.words_and_doubts(texts, read, test.prefixes, test.whole, ())
 
 
 @pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")

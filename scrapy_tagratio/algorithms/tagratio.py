@@ -250,6 +250,9 @@ FEATURES = (
 )
 #: The model file the default reads (``scrapy_tagratio/models/tagratio.json``).
 MODEL_NAME = "tagratio"
+#: CECTD-DS, whose composite text density the features read: made once (making one
+#: validates its parameters, a few microseconds a page).
+_CECTD = CECTD()
 
 
 def main_container(
@@ -281,14 +284,15 @@ def main_container(
         excluded = excluded | comment_forms
     if items is not None and items.any():
         inside = nodes.with_descendants(items)
-        nested = items & inside[np.maximum(nodes.parent, 0)] & (nodes.parent >= 0)
-        in_items = nodes.subtree_sum(np.where(items & ~nested, nodes.chars, 0))
+        # Per node outside the items, the characters of its subtree that lie in them (the
+        # nodes inside are excluded whatever they hold).
+        in_items = nodes.subtree_sum(np.where(inside, nodes.own_chars, 0))
         holds_list = 2 * in_items > nodes.chars
         if prose is not None:
             holds_list &= nodes.subtree_sum(prose) < ARTICLE_PROSE_CHARS
         excluded = excluded | inside | holds_list
-    candidates = np.where(excluded, -np.inf, sums)
-    return int(np.argmax(candidates)) if not excluded.all() else 0
+    # Every candidate excluded: all are -inf, and the first, the body, is the maximum.
+    return int(np.argmax(np.where(excluded, -np.inf, sums)))
 
 
 def prose_like(length: np.ndarray, link_share: np.ndarray) -> np.ndarray:
@@ -308,9 +312,14 @@ def named_comments(nodes: NodeTable, structures: Structures) -> np.ndarray:
     list of unnamed ``<dt>`` authors and ``<dd>`` bodies."""
     items = structures.repeated
     named = hint_flags(nodes, items, COMMENT_NAMES)
-    where = nodes.with_ancestors(items) & ~items & ~nodes.tag_mask(("html", "body"))
-    where &= ~nodes.with_ancestors(nodes.tag_mask(("h1",)))  # an article's, not a thread's
-    containers = hint_flags(nodes, where, THREAD_NAMES)
+    # The elements holding items whose hints name a thread, then those of them that may be
+    # one: a hint's answer does not depend on the others read, and most pages have none,
+    # so the narrowing is done only where there is something to narrow.
+    containers = hint_flags(nodes, nodes.with_ancestors(items) & ~items, THREAD_NAMES)
+    if not containers.any():
+        return named
+    containers &= ~nodes.tag_mask(("html", "body"))
+    containers &= ~nodes.with_ancestors(nodes.tag_mask(("h1",)))  # an article's, not a thread's
     # The outermost such elements outside named items (a comment's own parts are no thread).
     containers &= ~nodes.with_descendants(named)
     containers &= ~nodes.with_descendants(containers)[np.maximum(nodes.parent, 0)]
@@ -504,7 +513,7 @@ def block_features(
     """
     nodes = document.nodes
     n = len(nodes)
-    density = CECTD().densities(nodes)
+    density = _CECTD.densities(nodes)
     sums = density_sum(nodes, density)
     marked, threshold = extract_content(nodes, density, sums, 1.0)
     by_cectd = nodes.with_descendants(marked)
@@ -598,10 +607,10 @@ def block_features(
         yield log_density - np.log1p(max(threshold, 0.0))
         yield by_cectd[blocks]
         yield sums[parents] / max(float(sums.max()), 1e-9)
-        yield nodes.tag_mask(HEADING_TAGS)[blocks]
-        yield nodes.tag_mask(("li",))[blocks]
-        yield nodes.tag_mask(("p",))[blocks]
-        yield nodes.tag_mask(("td", "th"))[blocks]
+        yield nodes.block_tag_mask(HEADING_TAGS)
+        yield nodes.block_tag_mask(("li",))
+        yield nodes.block_tag_mask(("p",))
+        yield nodes.block_tag_mask(("td", "th"))
         yield under_tag[blocks]
         yield under_hint[blocks]
         yield in_thread
@@ -631,7 +640,7 @@ def block_features(
     notes &= ~(furniture | in_thread) & (blocks > headline)
     # The article's code: preformatted blocks in the main container, outside page
     # furniture and threads.
-    code = nodes.tag_mask(("pre",))[blocks] & inside & ~(furniture | in_thread)
+    code = nodes.block_tag_mask(("pre",)) & inside & ~(furniture | in_thread)
     rules = BlockRules(
         lead,
         discussion,
