@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from multiprocessing import Pool
 from pathlib import Path
 from statistics import fmean
+from typing import Any
 
 from scrapy_tagratio import DEFAULT_ALGORITHM
 
@@ -211,13 +212,15 @@ def peer_totals(
     gold = _data.load_gold(dataset)
     golds = json.dumps([gold[page_id] for page_id in ids], sort_keys=True)
     key = hashlib.sha1(repr((dataset, list(ids), versions, golds)).encode()).hexdigest()[:12]
-    path = cache / f"peers-{dataset}-{key}.pkl"
+    path = cache / f"peer-fields-{dataset}-{key}.pkl"
     if path.is_file():
         with open(path, "rb") as handle:
-            cached: dict[str, Totals] = pickle.load(handle)
-        return cached
+            fields: dict[str, dict[str, Any]] = pickle.load(handle)
+        return {peer: Totals(**values) for peer, values in fields.items()}
     totals = _totals(dataset, ids, peers, None, jobs)
-    _data.write_atomically(path, pickle.dumps(totals))
+    # Each Totals' fields, not the Totals: pickled from ``python -m benchmarks.accuracy``
+    # the class would be ``__main__.Totals``, which no other script could load.
+    _data.write_atomically(path, pickle.dumps({peer: vars(t) for peer, t in totals.items()}))
     return totals
 
 
