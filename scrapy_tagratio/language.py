@@ -49,6 +49,12 @@ MIN_TEXT_CHARS = 200
 #: declaration.
 CONFIDENT = 0.9
 
+#: Bytes of text that settle the state of py3langid 0.4's automaton (its longest
+#: feature: no state is further from the start): the kernel walks a sample in pieces side
+#: by side, each begun this many bytes early (:func:`~scrapy_tagratio._kernel.automaton_counts`;
+#: a piece in another state is walked again, so another model gives the same counts).
+_WARM_UP = 6
+
 #: Languages the detector reports under their macrolanguage (langid's ``no`` covers
 #: Bokmål and Nynorsk; ``ms`` Malay and Indonesian are told apart).
 _MACROLANGUAGES = {"nb": "no", "nn": "no"}
@@ -172,7 +178,7 @@ def _classify(tables: _Tables, kernel: Any, text: str) -> tuple[str, float]:
         text = text.lower()
     data = unicodedata.normalize("NFC", text).encode("utf8", errors="surrogatepass")
     features, counts = kernel.automaton_counts(
-        tables.nextmove, tables.rowbase, tables.output, data, tables.scratch
+        tables.nextmove, tables.rowbase, tables.output, data, tables.scratch, _WARM_UP
     )
     if features:
         index = np.frombuffer(features, dtype=np.intp)
