@@ -21,7 +21,7 @@ items hold (the structure detector),
 :func:`first_codes` numbers tag names, :func:`span_text_lengths` measures the text of
 elements (which hidden ones hold most of the page), :func:`kept_elements` and
 :func:`body_events` build the node table's tree and events from the page's,
-:func:`tree_sums` evaluates the default's block model, :func:`automaton_counts` runs
+:func:`tree_sums` evaluates the default's block model, :func:`automaton_piece_counts` runs
 the language detector's byte automaton and :func:`half_singles` converts the rows of its
 half-precision table that a page's scores read.
 
@@ -1731,7 +1731,7 @@ def tree_sums(
         PyMem_Free(nodes)
 
 cdef struct _Automaton:
-    # langid's byte automaton (automaton_counts' tables) as raw pointers, with their sizes.
+    # langid's byte automaton (automaton_piece_counts' tables) as raw pointers, with their sizes.
     const uint32_t* nextmove
     Py_ssize_t moves
     const int64_t* rowbase
@@ -1740,7 +1740,7 @@ cdef struct _Automaton:
 
 
 cdef enum:
-    #: Walks of automaton_counts in flight at once, and the fewest bytes each walks per
+    #: Walks of automaton_piece_counts in flight at once, and the fewest bytes each walks per
     #: byte of its warm-up (shorter texts are walked in fewer pieces, or in one).
     _WALKS = 16
     _BYTES_PER_WARM_UP_BYTE = 4
@@ -1830,7 +1830,7 @@ cdef Py_ssize_t _walk_in_pieces(
     return n
 
 
-def automaton_counts(
+def automaton_piece_counts(
     const uint32_t[::1] nextmove,
     const int64_t[::1] rowbase,
     const int32_t[::1] output,

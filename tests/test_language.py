@@ -1,4 +1,4 @@
-"""The language detector's compiled walk (language.py, _kernel.automaton_counts): the same
+"""The language detector's compiled walk (language.py, _kernel.automaton_piece_counts): the same
 feature counts as py3langid's own walk and the same language and probability, to the bit,
 on generated text and on the samples of the development pages; refused for tables it
 cannot read safely and for a detector that answers otherwise."""
@@ -55,7 +55,7 @@ def _both_counts(
     """(the kernel's, py3langid's) features with their counts, in the order met."""
     identifier = language._identifier()
     data = _langid_bytes(text)
-    features, counts = _kernel.automaton_counts(
+    features, counts = _kernel.automaton_piece_counts(
         tables.nextmove, tables.rowbase, tables.output, data, tables.scratch, warm_up
     )
     found, times = np.frombuffer(features, np.intp), np.frombuffer(counts, np.float32)
@@ -126,17 +126,21 @@ def test_the_walk_refuses_indices_outside_its_tables(tables: language._Tables) -
         state = int(tables.nextmove[tables.rowbase[state] + byte])
     nextmove = tables.nextmove.copy()
     nextmove[tables.rowbase[state] + text[-1]] = len(tables.output)  # a state too many
-    clean, _ = _kernel.automaton_counts(
+    clean, _ = _kernel.automaton_piece_counts(
         tables.nextmove, tables.rowbase, tables.output, text[:-1], tables.scratch
     )
     assert clean  # features were counted before the bad step
     with pytest.raises(ValueError, match="outside the table"):
-        _kernel.automaton_counts(nextmove, tables.rowbase, tables.output, text, tables.scratch)
+        _kernel.automaton_piece_counts(
+            nextmove, tables.rowbase, tables.output, text, tables.scratch
+        )
     assert not tables.scratch.any()
     output = tables.output.copy()
     output[output >= 0] = len(tables.scratch)  # a feature too many
     with pytest.raises(ValueError, match="outside the counts"):
-        _kernel.automaton_counts(tables.nextmove, tables.rowbase, output, text, tables.scratch)
+        _kernel.automaton_piece_counts(
+            tables.nextmove, tables.rowbase, output, text, tables.scratch
+        )
     assert not tables.scratch.any()
 
 
@@ -174,12 +178,12 @@ def test_a_move_outside_the_tables_in_a_later_piece(tables: language._Tables) ->
     nextmove[tables.rowbase[state] + text[-1]] = len(tables.output)
     for warm_up in (0, 1, language._WARM_UP):
         with pytest.raises(ValueError, match="outside the table"):
-            _kernel.automaton_counts(
+            _kernel.automaton_piece_counts(
                 nextmove, tables.rowbase, tables.output, text, tables.scratch, warm_up
             )
         assert not tables.scratch.any()
     with pytest.raises(ValueError, match="no bytes or more"):
-        _kernel.automaton_counts(
+        _kernel.automaton_piece_counts(
             tables.nextmove, tables.rowbase, tables.output, text, tables.scratch, -1
         )
 
