@@ -21,7 +21,7 @@ items hold (the structure detector),
 :func:`first_codes` numbers tag names, :func:`span_text_lengths` measures the text of
 elements (which hidden ones hold most of the page), :func:`kept_elements` and
 :func:`body_events` build the node table's tree and events from the page's,
-:func:`tree_sums` evaluates the default's block model, :func:`automaton_counts` runs
+:func:`tree_sums` evaluates the default's block model, :func:`automaton_piece_counts` runs
 the language detector's byte automaton and :func:`half_singles` converts the rows of its
 half-precision table that a page's scores read.
 
@@ -1730,12 +1730,113 @@ def tree_sums(
     finally:
         PyMem_Free(nodes)
 
-def automaton_counts(
+cdef struct _Automaton:
+    # langid's byte automaton (automaton_piece_counts' tables) as raw pointers, with their sizes.
+    const uint32_t* nextmove
+    Py_ssize_t moves
+    const int64_t* rowbase
+    const int32_t* output
+    Py_ssize_t states
+
+
+cdef enum:
+    #: Walks of automaton_piece_counts in flight at once, and the fewest bytes each walks per
+    #: byte of its warm-up (shorter texts are walked in fewer pieces, or in one).
+    _WALKS = 16
+    _BYTES_PER_WARM_UP_BYTE = 4
+
+
+cdef inline bint _move(const _Automaton* automaton, int64_t* state, uint8_t byte) noexcept nogil:
+    """One step of the automaton from ``state[0]`` over ``byte``: False, the state kept,
+    when the move or the state it leads to is outside the tables."""
+    cdef int64_t at = automaton.rowbase[state[0]] + byte
+    cdef uint32_t next_state
+    if at < 0 or at >= automaton.moves:
+        return False
+    next_state = automaton.nextmove[at]
+    if next_state >= automaton.states:
+        return False
+    state[0] = next_state
+    return True
+
+
+cdef Py_ssize_t _walk(
+    const _Automaton* automaton, const uint8_t* data, Py_ssize_t begin, Py_ssize_t end,
+    int64_t* state, int32_t* outputs,
+) noexcept nogil:
+    """Walk ``data[begin:end]`` one byte after another from ``state[0]``, each byte's
+    output (its state's feature, or a negative number) in ``outputs``; ``end``, or the
+    first byte whose move is outside the tables (``state[0]`` the state before it)."""
+    cdef Py_ssize_t i
+    for i in range(begin, end):
+        if not _move(automaton, state, data[i]):
+            return i
+        outputs[i] = automaton.output[state[0]]
+    return end
+
+
+cdef Py_ssize_t _walk_in_pieces(
+    const _Automaton* automaton, const uint8_t* data, Py_ssize_t n, Py_ssize_t warm_up,
+    int32_t* outputs,
+) noexcept nogil:
+    """What :func:`_walk` from state 0 over ``data[:n]`` gives, walked as up to
+    ``_WALKS`` pieces side by side: each step of the walk waits on a cache miss in the
+    automaton's table, and walks independent of each other keep several misses in
+    flight. A piece starts from state 0 ``warm_up`` bytes before its first byte (the
+    automaton's state depends on the last bytes read only, as many as its longest
+    feature); a piece whose state on reaching its first byte is not the one the piece
+    before ended in (or that met a move outside the tables) is walked again from that
+    state, so the outputs are the one walk's in every case. ``n``, or the first byte whose
+    move is outside the tables."""
+    cdef Py_ssize_t pieces = 1, length, step, piece, i, at
+    cdef Py_ssize_t begin[_WALKS + 1]
+    cdef int64_t state[_WALKS]
+    cdef int64_t arrived[_WALKS]  # each piece's state on reaching its first byte
+    cdef bint walking[_WALKS]  # no move outside the tables met yet
+    cdef int64_t before = 0
+    if warm_up > 0:
+        pieces = min(<Py_ssize_t>_WALKS, n // (warm_up * _BYTES_PER_WARM_UP_BYTE))
+    if pieces < 2:
+        return _walk(automaton, data, 0, n, &before, outputs)
+    length = n // pieces
+    for piece in range(pieces):
+        begin[piece] = piece * length
+        state[piece] = 0
+        walking[piece] = True
+    begin[pieces] = n
+    for step in range(warm_up):  # piece 0 starts where the walk does, in its state
+        for piece in range(1, pieces):
+            if walking[piece]:
+                walking[piece] = _move(automaton, &state[piece], data[begin[piece] - warm_up + step])
+    for piece in range(pieces):
+        arrived[piece] = state[piece]
+    for step in range(length):
+        for piece in range(pieces):
+            if walking[piece]:
+                i = begin[piece] + step
+                walking[piece] = _move(automaton, &state[piece], data[i])
+                outputs[i] = automaton.output[state[piece]]
+    for piece in range(pieces):
+        if walking[piece]:  # the last piece's remainder, each piece ending in its state
+            walking[piece] = _walk(
+                automaton, data, begin[piece] + length, begin[piece + 1], &state[piece], outputs
+            ) == begin[piece + 1]
+        if not walking[piece] or arrived[piece] != before:
+            state[piece] = before
+            at = _walk(automaton, data, begin[piece], begin[piece + 1], &state[piece], outputs)
+            if at < begin[piece + 1]:
+                return at
+        before = state[piece]
+    return n
+
+
+def automaton_piece_counts(
     const uint32_t[::1] nextmove,
     const int64_t[::1] rowbase,
     const int32_t[::1] output,
     const uint8_t[::1] data,
     int32_t[::1] scratch,
+    Py_ssize_t warm_up=0,
 ):
     """The features a byte automaton outputs over ``data`` and how often: what langid's
     feature extraction counts (Lui and Baldwin 2012; py3langid's ``visit_counts``), from
@@ -1743,33 +1844,43 @@ def automaton_counts(
     ``output[state]`` counted when it is not negative. As (the bytes of the features as
     ``intp``, the bytes of their counts as ``float32``), features in the order they are
     first met, the order of py3langid's ``Counter``, so the scores summed over them are
-    the same floats. A state, row or feature out of range is a ValueError; ``scratch``
-    (one zero per feature) holds the counts and is zero again on return: the GIL, held
-    throughout, keeps threads from sharing it at once."""
-    cdef Py_ssize_t n = data.shape[0], i, states = output.shape[0]
-    cdef int64_t state = 0, at
+    the same floats. With ``warm_up`` (the automaton's longest feature, in bytes), the
+    walk runs in pieces side by side (:func:`_walk_in_pieces`), with the same outputs.
+    A state, row or feature out of range is a ValueError; ``scratch`` (one zero per
+    feature) holds the counts and is zero again on return: the GIL, held throughout, keeps
+    threads from sharing it at once."""
+    cdef Py_ssize_t n = data.shape[0], i, walked, states = output.shape[0]
     cdef int32_t feature
     cdef _Ints order = _Ints()
     cdef str problem = None  # raised once scratch is zero again
+    cdef _Automaton automaton
+    cdef int32_t* outputs
     if rowbase.shape[0] != states or states == 0:
         raise ValueError("one row and one output per state")
-    for i in range(n):  # every index checked: a compare beside a cache miss per byte
-        at = rowbase[state] + data[i]
-        if at < 0 or at >= nextmove.shape[0]:
-            problem = f"state {state}: row outside the table"
-            break
-        state = nextmove[at]
-        if state >= states:
-            problem = f"state {state} outside the table"
-            break
-        feature = output[state]
-        if feature >= scratch.shape[0]:
-            problem = f"feature {feature} outside the counts"
-            break
-        if feature >= 0:
-            if scratch[feature] == 0:
-                order.append(feature)
-            scratch[feature] += 1
+    if warm_up < 0:
+        raise ValueError("a warm-up of no bytes or more")
+    if n == 0:
+        return bytearray(), bytearray()
+    automaton.nextmove, automaton.moves = &nextmove[0], nextmove.shape[0]
+    automaton.rowbase, automaton.output, automaton.states = &rowbase[0], &output[0], states
+    outputs = <int32_t*>PyMem_Malloc(n * sizeof(int32_t))
+    if outputs == NULL:
+        raise MemoryError()
+    try:
+        walked = _walk_in_pieces(&automaton, &data[0], n, warm_up, outputs)
+        for i in range(walked):  # counted in the order of the bytes, as one walk counts
+            feature = outputs[i]
+            if feature >= scratch.shape[0]:
+                problem = f"feature {feature} outside the counts"
+                break
+            if feature >= 0:
+                if scratch[feature] == 0:
+                    order.append(feature)
+                scratch[feature] += 1
+        if problem is None and walked < n:
+            problem = f"byte {walked}: a move outside the table"
+    finally:
+        PyMem_Free(outputs)
     cdef bytearray features = PyByteArray_FromStringAndSize(NULL, order.size * sizeof(Py_ssize_t))
     cdef bytearray counts = PyByteArray_FromStringAndSize(NULL, order.size * sizeof(float))
     cdef Py_ssize_t* feature_out = <Py_ssize_t*>PyByteArray_AS_STRING(features)

@@ -10,7 +10,8 @@ the first declaration is taken as given.
 
 Most of the detector's time is langid's feature extraction, a walk of a byte automaton
 over the sample, one Python step per byte. Where pages are read by the compiled kernel,
-the kernel walks it (:func:`~scrapy_tagratio._kernel.automaton_counts`) over the
+the kernel walks it (:func:`~scrapy_tagratio._kernel.automaton_piece_counts`: in pieces
+side by side, as each byte's step waits on a cache miss in a 39 MB table) over the
 identifier's own tables and the scores are computed as py3langid 0.4 computes them
 (``LanguageIdentifier._decide``, normalised probabilities), so the language and
 probability are the same floats; tables of another layout or range, or a py3langid whose
@@ -48,6 +49,13 @@ MIN_TEXT_CHARS = 200
 #: Probability (normalised over the model's languages) from which the text overrules a
 #: declaration.
 CONFIDENT = 0.9
+
+#: Bytes of text that settle the state of py3langid 0.4's automaton (its longest
+#: feature: no state is further from the start). The kernel walks a sample in pieces side
+#: by side, each begun this many bytes early
+#: (:func:`~scrapy_tagratio._kernel.automaton_piece_counts`); a piece found in another
+#: state is walked again, so a model with longer features gives the same counts.
+_WARM_UP = 6
 
 #: Languages the detector reports under their macrolanguage (langid's ``no`` covers
 #: Bokmål and Nynorsk; ``ms`` Malay and Indonesian are told apart).
@@ -171,8 +179,8 @@ def _classify(tables: _Tables, kernel: Any, text: str) -> tuple[str, float]:
     if text.isupper():
         text = text.lower()
     data = unicodedata.normalize("NFC", text).encode("utf8", errors="surrogatepass")
-    features, counts = kernel.automaton_counts(
-        tables.nextmove, tables.rowbase, tables.output, data, tables.scratch
+    features, counts = kernel.automaton_piece_counts(
+        tables.nextmove, tables.rowbase, tables.output, data, tables.scratch, _WARM_UP
     )
     if features:
         index = np.frombuffer(features, dtype=np.intp)
@@ -208,7 +216,7 @@ def _compiled_tables(kernel: Any) -> _Tables | None:
     """The tables of ``kernel``'s walk, when the detector and tables of the layout it
     reads are there and it answers as py3langid does on every probe text."""
     identifier = _identifier()
-    if identifier is None or not hasattr(kernel, "automaton_counts"):
+    if identifier is None or not hasattr(kernel, "automaton_piece_counts"):
         return None
     tables = _tables(identifier)
     if tables is None:

@@ -58,9 +58,9 @@ KERNEL_FUNCTIONS = (
     "walk", "walk_lexbor", "bind_lexbor", "scan_markup", "piece_lengths", "span_text_lengths",
     "text_lines", "starts_words", "word_pairs", "first_codes", "nearest_flagged",
     "subtree_mask", "subtree_sums", "subtree_argmax", "sibling_groups", "item_tests",
-    "tree_sums", "automaton_counts", "half_singles", "bind_libxml2", "sax_read", "utf8_valid",
-    "most_attributes", "kept_elements", "body_events", "event_markup", "density_terms",
-    "subtree_flagged", "block_pieces", "words_and_doubts",
+    "tree_sums", "automaton_piece_counts", "half_singles", "bind_libxml2", "sax_read",
+    "utf8_valid", "most_attributes", "kept_elements", "body_events", "event_markup",
+    "density_terms", "subtree_flagged", "block_pieces", "words_and_doubts",
 )  # fmt: skip
 
 

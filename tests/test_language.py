@@ -1,4 +1,4 @@
-"""The language detector's compiled walk (language.py, _kernel.automaton_counts): the same
+"""The language detector's compiled walk (language.py, _kernel.automaton_piece_counts): the same
 feature counts as py3langid's own walk and the same language and probability, to the bit,
 on generated text and on the samples of the development pages; refused for tables it
 cannot read safely and for a detector that answers otherwise."""
@@ -49,12 +49,14 @@ def _langid_bytes(text: str) -> bytes:
     return unicodedata.normalize("NFC", text).encode("utf8", errors="surrogatepass")
 
 
-def _both_counts(tables: language._Tables, text: str) -> tuple[list[Any], list[Any]]:
+def _both_counts(
+    tables: language._Tables, text: str, warm_up: int = 0
+) -> tuple[list[Any], list[Any]]:
     """(the kernel's, py3langid's) features with their counts, in the order met."""
     identifier = language._identifier()
     data = _langid_bytes(text)
-    features, counts = _kernel.automaton_counts(
-        tables.nextmove, tables.rowbase, tables.output, data, tables.scratch
+    features, counts = _kernel.automaton_piece_counts(
+        tables.nextmove, tables.rowbase, tables.output, data, tables.scratch, warm_up
     )
     found, times = np.frombuffer(features, np.intp), np.frombuffer(counts, np.float32)
     compiled = list(zip(found.tolist(), times.tolist(), strict=True))
@@ -63,9 +65,12 @@ def _both_counts(tables: language._Tables, text: str) -> tuple[list[Any], list[A
 
 
 def _assert_same(tables: language._Tables, text: str) -> None:
-    compiled, own = _both_counts(tables, text)
-    assert compiled == own
-    assert not tables.scratch.any()  # zero again for the next text
+    """The same counts walked in one piece, in pieces begun too late (1 and 2 bytes: many
+    walked again) and as the detector walks them; the same language and probability."""
+    for warm_up in (0, 1, 2, language._WARM_UP):
+        compiled, own = _both_counts(tables, text, warm_up)
+        assert compiled == own, f"warm-up {warm_up}"
+        assert not tables.scratch.any()  # zero again for the next text
     language_, probability = language._identifier().classify(text)
     assert language._classify(tables, _kernel, text) == (language_, float(probability))
 
@@ -121,18 +126,66 @@ def test_the_walk_refuses_indices_outside_its_tables(tables: language._Tables) -
         state = int(tables.nextmove[tables.rowbase[state] + byte])
     nextmove = tables.nextmove.copy()
     nextmove[tables.rowbase[state] + text[-1]] = len(tables.output)  # a state too many
-    clean, _ = _kernel.automaton_counts(
+    clean, _ = _kernel.automaton_piece_counts(
         tables.nextmove, tables.rowbase, tables.output, text[:-1], tables.scratch
     )
     assert clean  # features were counted before the bad step
     with pytest.raises(ValueError, match="outside the table"):
-        _kernel.automaton_counts(nextmove, tables.rowbase, tables.output, text, tables.scratch)
+        _kernel.automaton_piece_counts(
+            nextmove, tables.rowbase, tables.output, text, tables.scratch
+        )
     assert not tables.scratch.any()
     output = tables.output.copy()
     output[output >= 0] = len(tables.scratch)  # a feature too many
     with pytest.raises(ValueError, match="outside the counts"):
-        _kernel.automaton_counts(tables.nextmove, tables.rowbase, output, text, tables.scratch)
+        _kernel.automaton_piece_counts(
+            tables.nextmove, tables.rowbase, output, text, tables.scratch
+        )
     assert not tables.scratch.any()
+
+
+@needs_walk
+def test_the_warm_up_is_the_automatons_depth(tables: language._Tables) -> None:
+    """Every state of py3langid's automaton is reached from the start in at most
+    ``_WARM_UP`` bytes, and some only in that many: a piece begun that early is in the
+    one walk's state (fewer would walk pieces again, more would read bytes for nothing)."""
+    states = len(tables.output)
+    reached = np.zeros(states, dtype=bool)
+    reached[0] = True
+    frontier, depth = np.zeros(1, dtype=np.int64), 0
+    while True:
+        moves = (tables.rowbase[frontier][:, None] + np.arange(256)).ravel()
+        new = np.zeros(states, dtype=bool)
+        new[tables.nextmove[moves]] = True
+        new &= ~reached
+        if not new.any():
+            break
+        reached |= new
+        frontier, depth = np.flatnonzero(new), depth + 1
+    assert reached.all()
+    assert depth == language._WARM_UP
+
+
+@needs_walk
+def test_a_move_outside_the_tables_in_a_later_piece(tables: language._Tables) -> None:
+    """A text walked in pieces meets the bad move where the one walk does: an error, the
+    counts zero again; the bytes before it count as before."""
+    text = ("the quick brown fox jumps over the lazy dog " * 8).encode()
+    state = 0
+    for byte in text[:-1]:
+        state = int(tables.nextmove[tables.rowbase[state] + byte])
+    nextmove = tables.nextmove.copy()
+    nextmove[tables.rowbase[state] + text[-1]] = len(tables.output)
+    for warm_up in (0, 1, language._WARM_UP):
+        with pytest.raises(ValueError, match="outside the table"):
+            _kernel.automaton_piece_counts(
+                nextmove, tables.rowbase, tables.output, text, tables.scratch, warm_up
+            )
+        assert not tables.scratch.any()
+    with pytest.raises(ValueError, match="no bytes or more"):
+        _kernel.automaton_piece_counts(
+            tables.nextmove, tables.rowbase, tables.output, text, tables.scratch, -1
+        )
 
 
 @pytest.mark.skipif(not KERNEL, reason="needs the compiled kernel")
