@@ -305,6 +305,11 @@ class Document:
         ``itertext`` reads, script and style code aside), white space collapsed."""
         return self.page.text_under(int(self._walk.element[node]))
 
+    def raw_texts(self, nodes: np.ndarray) -> Iterator[str]:
+        """:meth:`raw_text` of each node of ``nodes`` (node indices) in turn, read as the
+        caller asks (it may stop early)."""
+        return self.page.texts_under(self._walk.element[nodes])
+
     def hrefs(self, nodes: np.ndarray) -> list[str]:
         """The ``href`` of each node of ``nodes`` (node indices), ``""`` where it has none."""
         kept, elements = self.page.attributes.kept, self._walk.element[nodes].tolist()

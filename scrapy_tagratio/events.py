@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -230,8 +230,22 @@ class PageEvents:
     def text_under(self, element: int) -> str:
         """All text inside ``element``, its descendants' too (hidden text included, script
         and style code not kept), white space collapsed."""
-        runs = self._runs(element)[0].tolist()
-        return " ".join("".join(self.texts[i] for i in runs).split())
+        opening, closing = self._spans
+        return self._collapsed(self.pieces[int(opening[element]) : int(closing[element])])
+
+    def texts_under(self, elements: np.ndarray) -> Iterator[str]:
+        """:meth:`text_under` of each of ``elements`` in turn, read as the caller asks
+        (it may stop early); their spans looked up at once, not one element at a time."""
+        opening, closing = self._spans
+        pieces = self.pieces
+        for start, stop in zip(opening[elements].tolist(), closing[elements].tolist()):
+            yield self._collapsed(pieces[start:stop])
+
+    def _collapsed(self, pieces: np.ndarray) -> str:
+        """The runs of text among ``pieces`` (a span of events' pieces) joined, white
+        space collapsed."""
+        texts = self.texts
+        return " ".join("".join([texts[i] for i in pieces[pieces >= 0].tolist()]).split())
 
 
 class _Recorder:

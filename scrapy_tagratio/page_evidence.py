@@ -204,7 +204,11 @@ def url_shape(url: str | None) -> str:
     except ValueError:  # e.g. an unbalanced "[" in the host: no shape, no crash
         return ""
     segments = [s for s in parts.path.split("/") if s]
-    kept = "&".join(part for part in parts.query.split("&") if not _presentation(part))
+    kept = (
+        "&".join(part for part in parts.query.split("&") if not _presentation(part))
+        if parts.query
+        else ""
+    )
     query = parse_qsl(kept) if kept else []
     if not query and (not segments or (len(segments) == 1 and _INDEX_FILE.fullmatch(segments[0]))):
         return "home"
@@ -632,8 +636,9 @@ def _priced(
     search = _PRICE.search
     for group in possible.tolist():
         misses, allowed = 0, spare[group]
-        for k in (candidate & (number == group)).nonzero()[0].tolist():
-            if search(document.raw_text(int(items[k]))) is not None:
+        members = (candidate & (number == group)).nonzero()[0]
+        for k, text in zip(members.tolist(), document.raw_texts(items[members])):
+            if search(text) is not None:
                 priced[k] = True
                 continue
             misses += 1
@@ -734,9 +739,11 @@ def _rel_neighbours(document: Document) -> tuple[bool, bool]:
     if not owners:
         return False, False
     kept = page.attributes.kept
+    # A page often names one address twice (``<link rel=next>`` and ``<a rel=next>``):
+    # each distinct address is shaped once (the two answers read no count of them).
+    hrefs = dict.fromkeys(((kept.get(owner) or (None,))[0] or "").strip() for owner in owners)
     shapes = []
-    for owner in owners:
-        href = ((kept.get(owner) or (None,))[0] or "").strip()
+    for href in hrefs:
         if not href or href.startswith("#"):
             continue
         try:
