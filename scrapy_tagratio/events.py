@@ -238,7 +238,7 @@ class PageEvents:
         (it may stop early); their spans looked up at once, not one element at a time."""
         opening, closing = self._spans
         pieces = self.pieces
-        for start, stop in zip(opening[elements].tolist(), closing[elements].tolist()):
+        for start, stop in zip(opening[elements].tolist(), closing[elements].tolist(), strict=True):
             yield self._collapsed(pieces[start:stop])
 
     def _collapsed(self, pieces: np.ndarray) -> str:

@@ -637,7 +637,7 @@ def _priced(
     for group in possible.tolist():
         misses, allowed = 0, spare[group]
         members = (candidate & (number == group)).nonzero()[0]
-        for k, text in zip(members.tolist(), document.raw_texts(items[members])):
+        for k, text in zip(members.tolist(), document.raw_texts(items[members]), strict=True):
             if search(text) is not None:
                 priced[k] = True
                 continue
