@@ -112,10 +112,14 @@ class NodeTable:
 
     def tag_mask(self, names: Collection[str]) -> np.ndarray:
         """Boolean per node: its tag is one of ``names``."""
-        node_codes, codes = self.tag_codes
+        return self._wanted_codes(names)[self.tag_codes[0]]
+
+    def _wanted_codes(self, names: Collection[str]) -> np.ndarray:
+        """Boolean per tag code (:attr:`tag_codes`): the code of one of ``names``."""
+        codes = self.tag_codes[1]
         wanted = np.zeros(len(codes), dtype=bool)
         wanted[[codes[name] for name in names if name in codes]] = True
-        return wanted[node_codes]
+        return wanted
 
     @cached_property
     def block_tag_codes(self) -> np.ndarray:
@@ -127,10 +131,7 @@ class NodeTable:
     def block_tag_mask(self, names: Collection[str]) -> np.ndarray:
         """Boolean per text block (:attr:`text_blocks`): its tag is one of ``names``
         (``tag_mask(names)[text_blocks]``, without the pass over every node)."""
-        _, codes = self.tag_codes
-        wanted = np.zeros(len(codes), dtype=bool)
-        wanted[[codes[name] for name in names if name in codes]] = True
-        return wanted[self.block_tag_codes]
+        return self._wanted_codes(names)[self.block_tag_codes]
 
     def ancestors_or_self(self, node: int) -> np.ndarray:
         """Boolean per node: it is ``node`` or one of its ancestors (the path up to the
