@@ -204,8 +204,8 @@ class TagClasses:
     per distinct name and spread by one lookup, not once per element."""
 
     def __init__(self, tags: Sequence[str]) -> None:
-        self.codes, codes = name_codes(tags)
-        self.names = list(codes)
+        self.codes, self.numbering = name_codes(tags)
+        self.names = list(self.numbering)
 
     def mask(self, names: Collection[str]) -> np.ndarray:
         """Boolean per element: its tag is one of ``names``."""

@@ -263,11 +263,12 @@ class Document:
         )
         skip[body] = False
         kept = _kept_elements(page, body, skip, classes.mask(LINK_TAGS))
-        table_tags = np.array(tags, dtype=object)[kept.element].tolist()
+        # The table's tags by their codes, gathered from the page's few distinct names.
+        tag_codes = classes.codes[kept.element]
         events = _body_events(page, kept)
         table = NodeTable(
-            tag=tuple(table_tags),
-            hint=tuple(page.hints[kept.element].tolist()),
+            tag=tuple(np.array(classes.names, dtype=object)[tag_codes].tolist()),
+            tag_codes=(tag_codes, classes.numbering),
             hint_codes=(hint_codes[kept.element], hint_names),
             parent=kept.parent,
             depth=kept.depth,

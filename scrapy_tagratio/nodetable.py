@@ -13,7 +13,6 @@ from functools import cached_property
 
 import numpy as np
 
-from .cleaning import name_codes
 from .reader import active_kernel
 
 __all__ = ["NodeTable"]
@@ -29,11 +28,16 @@ class NodeTable:
     """
 
     tag: tuple[str, ...]
-    hint: tuple[str, ...]  # lower-case class, id, role and itemprop, space-separated
-    #: Per node, a small integer naming its hint, and the hints by code: a test of the
-    #: page's class words reads each distinct hint once and spreads the answer by one
-    #: lookup (a page repeats its class names on many nodes). The page's numbering, made
-    #: once for the page's hidden classes: a hint of the list may be on no node here.
+    #: Per node, a small integer naming its tag, and the map from tag name to code: one
+    #: pass over the names serves every tag mask of the page (the default algorithm, the
+    #: overview detector and TextSweeper each ask for several). The page's numbering, made
+    #: once when the page is cleaned: a name of the map may be on no node here.
+    tag_codes: tuple[np.ndarray, dict[str, int]]
+    #: Per node, a small integer naming its hint (:attr:`hint`), and the hints by code: a
+    #: test of the page's class words reads each distinct hint once and spreads the
+    #: answer by one lookup (a page repeats its class names on many nodes). The page's
+    #: numbering, made once for the page's hidden classes: a hint of the list may be on
+    #: no node here.
     hint_codes: tuple[np.ndarray, list[str]]
     parent: np.ndarray  # int32, -1 for the root
     depth: np.ndarray  # int32
@@ -104,11 +108,12 @@ class NodeTable:
         return blocks
 
     @cached_property
-    def tag_codes(self) -> tuple[np.ndarray, dict[str, int]]:
-        """Per node, a small integer naming its tag, and the map from tag name to code:
-        one pass over the names serves every tag mask of the page (the default algorithm,
-        the overview detector and TextSweeper each ask for several)."""
-        return name_codes(self.tag)
+    def hint(self) -> tuple[str, ...]:
+        """Per node, its lower-case class, id, role and itemprop, space-separated (``""``
+        without them), spelled out from :attr:`hint_codes` on first use: the algorithms
+        test hints through the codes, and few pages read a node's hint itself."""
+        codes, hints = self.hint_codes
+        return tuple(np.array(hints, dtype=object)[codes].tolist())
 
     def tag_mask(self, names: Collection[str]) -> np.ndarray:
         """Boolean per node: its tag is one of ``names``."""

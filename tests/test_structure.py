@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scrapy_tagratio import reader
+from scrapy_tagratio.cleaning import name_codes
 from scrapy_tagratio.document import Document
 from scrapy_tagratio.reader import kernel_status
 from scrapy_tagratio.structure import MIN_REPEATS, find_structures, repeated_items
@@ -181,7 +182,10 @@ def test_the_groups_of_repeated_siblings(spec: list[tuple[int, str]], min_repeat
         parent.append(node)
         tags.append(tag)
     nodes = dataclasses.replace(
-        Document.from_input("<p>x</p>").nodes, tag=tuple(tags), parent=np.array(parent, np.int32)
+        Document.from_input("<p>x</p>").nodes,
+        tag=tuple(tags),
+        tag_codes=name_codes(tags),
+        parent=np.array(parent, np.int32),
     )
     codes = {tag: code for code, tag in enumerate(dict.fromkeys(tags))}
     siblings: dict[tuple[int, int], list[int]] = {}
