@@ -561,9 +561,21 @@ def _host_names(url: str | None) -> list[str]:
     return [host, host.rsplit(".", 1)[0]] if host else []
 
 
+#: An absolute http(s) address that ``urljoin`` gives back as it is against any page: a
+#: host, no white space or control character (which ``urlsplit`` strips or drops), no
+#: ``;`` before the query (path parameters) and no empty query or fragment (a bare ``?``
+#: or ``#``, which ``urlunparse`` drops).
+_PLAIN_ADDRESS = re.compile(
+    r"https?://[^/?#;\x00-\x20][^?#;\x00-\x20]*(?:\?[^#\x00-\x20]+)?(?:#[^\x00-\x20]+)?"
+)
+
+
 def _absolute(url: str, address: str) -> str:
     """``address`` resolved against the page's ``url``; as declared when the page's URL
-    does not parse."""
+    does not parse. Most addresses are absolute already (:data:`_PLAIN_ADDRESS`): they
+    are given back without ``urljoin``'s two parses and join (about 15 us a call)."""
+    if _PLAIN_ADDRESS.fullmatch(address):
+        return address
     try:
         return urljoin(url, address)
     except ValueError:

@@ -9,8 +9,11 @@ import json
 import pickle
 from datetime import date, datetime, timedelta, timezone
 from typing import Any
+from urllib.parse import urljoin
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from scrapy_tagratio import extract
 from scrapy_tagratio.dates import find_date, parse_date, plausible
@@ -19,6 +22,7 @@ from scrapy_tagratio.language import bcp47, detector_available, same_language
 from scrapy_tagratio.metadata import (
     SOURCES,
     Metadata,
+    _absolute,
     _meta_values,
     read_metadata,
     split_names,
@@ -344,3 +348,45 @@ def test_lone_surrogate_escapes_in_json_ld_are_replaced() -> None:
     assert found.headline == "Quay works \U0001f600 to start \ufffd"
     assert found.authors == ("Jo \ufffdBloggs",)
     json.dumps(found.to_dict(), ensure_ascii=False).encode("utf-8")
+
+
+def _joined(url: str, address: str) -> str:
+    """What ``urljoin`` makes of ``address`` on the page ``url`` (as declared when either
+    does not parse)."""
+    try:
+        return urljoin(url, address)
+    except ValueError:
+        return address
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "https://example.com/news/a-story.html",  # taken as it is, not parsed
+        "https://example.com/a?b=1#top",
+        "https://example.com/a?",  # urljoin drops a bare "?" or "#"
+        "https://example.com/a#",
+        "https://example.com/a;",  # and empty path parameters
+        "http:///no-host",  # no host: resolved against the page
+        " https://example.com/a",  # white space stripped
+        "https://exa\tmple.com/a",  # a tab dropped
+        "HTTPS://example.com/a",  # the scheme lowered
+        "https://[::1/a",  # a broken host: as declared
+        "/images/1.jpg",
+        "../up",
+    ],
+)
+def test_addresses_are_resolved_as_urljoin_resolves_them(address: str) -> None:
+    for url in ("https://example.com/news/", "http://example.com/", "ftp://x/y"):
+        assert _absolute(url, address) == _joined(url, address)
+
+
+@given(
+    st.sampled_from(["https://example.com/a/b", "http://example.com", "ftp://x/", "https://[x"]),
+    st.sampled_from(["https://", "http://", "HTTP://", "https:", "//", "/", ""]),
+    st.text(alphabet="ab./?#;:[]@ \t\n\x00\x1f%\u00e9", max_size=12),
+)
+def test_any_address_is_resolved_as_urljoin_resolves_it(url: str, scheme: str, rest: str) -> None:
+    """The addresses :func:`_absolute` takes as they are, unparsed, are those ``urljoin``
+    gives back unchanged: every other spelling goes through ``urljoin``."""
+    assert _absolute(url, scheme + rest) == _joined(url, scheme + rest)
