@@ -30,9 +30,7 @@ the article's notes and its end) is :mod:`.tagratio`'s.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from functools import lru_cache
-from itertools import accumulate
 
 import numpy as np
 
@@ -405,17 +403,13 @@ def heading_slug_hints(document: Document, candidates: np.ndarray) -> list[str |
     the headings whose length fits a word of the hint (:func:`_may_slug`) are read."""
     nodes = document.nodes
     found: list[str | None] = [None] * len(candidates)
-    # The hints with a word that joins enough words, each distinct hint read once, by one
-    # scan of them all joined (most pages have none): a match lies in one word, so in
-    # one hint, the one starting last at or before it.
+    # The hints with a word that joins enough words, each distinct hint read once (a search
+    # per hint costs less than one scan of them all joined and the bisection that finds
+    # which hint a match lies in: 10 against 14 us on the main containers' paths of the
+    # pool, 31 against 52 on the furniture's nodes).
     codes, distinct = nodes.hint_codes
-    read = sorted(set(codes[candidates].tolist()))  # a few nodes: np.unique costs more
-    hints = [distinct[code] for code in read]
-    starts = list(accumulate((len(hint) + 1 for hint in hints), initial=0))
-    long_words = [
-        read[bisect_right(starts, match.start()) - 1]
-        for match in _LONG_SLUG.finditer(" ".join(hints))
-    ]
+    search = _LONG_SLUG.search
+    long_words = [code for code in set(codes[candidates].tolist()) if search(distinct[code])]
     if not long_words:
         return found
     wanted = np.zeros(len(distinct), dtype=bool)
