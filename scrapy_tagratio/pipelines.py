@@ -9,7 +9,8 @@ Drops go through Scrapy's own mechanism, :class:`OverviewPageDropped` (a
 log formatters and monitoring tools see them. The reason comes from
 :func:`~scrapy_tagratio.middlewares.overview_drop_reason`: for response items the spider
 middleware has marked them, for raw-HTML items the pipeline's own extraction decides.
-Items without the source field that were not marked pass untouched.
+Items without the source field that were not marked, and objects that are not items,
+pass untouched.
 """
 
 from __future__ import annotations
@@ -70,7 +71,11 @@ class TagRatioPipeline:
 
     async def _extract_source(self, item: Any) -> str | None:
         """Extract and attach from the item's source field, if it has one and was not
-        annotated yet; the drop reason of its page, if any."""
+        annotated yet; the drop reason of its page, if any. An object itemadapter does
+        not know has no fields to read: it goes on untouched (Scrapy hands pipelines
+        whatever the spider yields, and a project's later pipeline may convert it)."""
+        if not ItemAdapter.is_item(item):
+            return None
         settings = self.settings
         adapter = ItemAdapter(item)
         source = adapter.get(settings.source_field)

@@ -558,6 +558,52 @@ def test_marks_of_items_that_never_reach_the_pipeline_are_reported_or_forgotten(
         assert sorted(item["url"] for item in result.items) == sorted([front, article])
 
 
+class PageRecord:
+    """An object that is not an item itemadapter knows (a project's own record class)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+
+class RecordSpider(StatusSpider):
+    """Yields a :class:`PageRecord` per page, which the project's pipeline converts."""
+
+    name = "record"
+
+    def parse(self, response: Response) -> Iterator[PageRecord]:
+        yield PageRecord(response.url)
+
+
+class RecordPipeline:
+    """The project's pipeline that turns its records into dicts (Scrapy hands pipelines
+    whatever the spider yields; only the feed needs an item itemadapter knows)."""
+
+    def process_item(self, item: Any, spider: Any = None) -> Any:
+        return {"url": item.url, "record": True} if isinstance(item, PageRecord) else item
+
+
+def test_objects_that_are_not_items_pass_the_pipeline_to_the_projects_own(
+    local_site: Callable[..., LocalSite], run_crawls: Callable[..., dict[str, CrawlResult]]
+) -> None:
+    """TagRatioPipeline (priority 100) read every object with ``ItemAdapter``, which
+    raises on one it does not know: the record never reached the project's pipeline
+    (priority 500) and was lost with an ERROR. It passes untouched now, as the spider
+    middleware already let it."""
+    server = local_site()
+    article = server.add("/a0.html", ARTICLES[0].read_bytes())
+    settings = {**ADDON, "ITEM_PIPELINES": {"test_scrapy_integration.RecordPipeline": 500}}
+    spec = CrawlSpec(
+        "records",
+        "test_scrapy_integration:RecordSpider",
+        settings,
+        {"pages": json.dumps([article])},
+    )
+    result = run_crawls([spec])["records"]
+    assert result.error is None
+    assert result.items == [{"url": article, "record": True}]
+    assert "No adapter found" not in result.log
+
+
 class RefillingSpider(StatusSpider):
     """Fills one dict again for each row of the page and yields it each time (the same
     object: a common way to write a callback)."""
