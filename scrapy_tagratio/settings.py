@@ -262,10 +262,13 @@ def _none_spelled(name: str, value: Any) -> Any:
 
 
 def _field(name: str, value: Any, *, optional: bool = False) -> str:
-    """An item field name; with ``optional`` the empty string (or None) leaves it out."""
+    """An item field name; with ``optional`` the empty string (or None) leaves it out.
+    The string "None" is refused: it is how the command line spells None
+    (``-s TAGRATIO_TEXT_FIELD=None``), which could mean the default or no field, and a
+    field named "None" is never what was meant."""
     if optional and value in ("", None):
         return ""
-    if not isinstance(value, str) or not value.strip():
+    if not isinstance(value, str) or not value.strip() or value.strip() in _NONE_SPELLINGS:
         allowed = "an item field name or '' (none)" if optional else "a non-empty item field name"
         raise SettingsError(f"{name} must be {allowed}; got {value!r}")
     return value

@@ -81,7 +81,13 @@ def test_none_on_the_command_line_is_the_default() -> None:
     assert s.metadata_field is None and s.item_fields == default.item_fields
     assert s.detector == default.detector
     assert s.site_memory_options == default.site_memory_options
-    assert settings_of(TAGRATIO_TEXT_FIELD="None").text_field == "None"  # default not None
+    # A field setting whose default is a name: "None" could mean that default or no
+    # field, and a field named "None" is never meant; one line says what to give.
+    for name in ("TAGRATIO_TEXT_FIELD", "TAGRATIO_SCORES_FIELD", "TAGRATIO_SOURCE_FIELD"):
+        cmdline = Settings()
+        cmdline.set(name, "None", priority="cmdline")
+        with pytest.raises(SettingsError, match=f"{name} must be .*; got 'None'"):
+            TagRatioSettings.from_settings(cmdline)
 
 
 ALL_ALGORITHMS = ", ".join(repr(name) for name in sorted(ALGORITHMS))
