@@ -24,13 +24,22 @@ page's set:
   that keep or drop them do not change what the model learns, and :func:`predict` applies
   them as the extractor does, so the validation scores the extractor's choice.
 
-Each site weighs one in all: its pages share the weight, and a page's labelled blocks share
-the page's by their words. So long pages do not drown short ones, and a site with many pages
-(dragnet-dev holds 23 of one blog) does not teach its template many times over, which a
-model meant for sites it has never seen cannot use. The learner is scikit-learn's
-histogram gradient boosting (shallow trees), exported as plain arrays
-(:class:`scrapy_tagratio.algorithms.trees.BoostedTrees`) and checked against scikit-learn's
-own predictions before it is written.
+Each site weighs the same within its set: its pages share the weight, and a page's labelled
+blocks share the page's by what its set's measure counts in them: a full-text set's blocks
+by their words (word 4-gram F1 counts words), trafilatura-eval's by the snippets they hold
+(its snippet F counts each snippet once, whatever its length: weighed by words, a one-word
+prompt or credit that is a "without" snippet weighed almost nothing beside a paragraph).
+So long pages do not drown short ones, and a site with many pages (dragnet-dev holds 23 of
+one blog) does not teach its template many times over, which a model meant for sites it
+has never seen cannot use. The sets weigh in proportion to the square root of their numbers
+of sites (:func:`site_weights`): by sites alone trafilatura-eval's 982 sites were three
+quarters of the weight, and with its snippet weights its held-out models of the full-text
+sets learned that a short block is furniture, at the cost of their short paragraphs and
+list items; each set weighing one would give a set of 46 sites as much as one of 982.
+
+The learner is scikit-learn's histogram gradient boosting (shallow trees), exported as plain
+arrays (:class:`scrapy_tagratio.algorithms.trees.BoostedTrees`) and checked against
+scikit-learn's own predictions before it is written.
 
 Validation, printed and stored in the model file; every choice inside training folds:
 
@@ -186,6 +195,15 @@ def _snippet_labels(texts: list[str], with_: list[str], without: list[str]) -> n
     return labels
 
 
+def _snippets_held(texts: list[str], snippets: list[str]) -> np.ndarray:
+    """Per block, how many of ``snippets`` (``with`` and ``without``) its text holds: a
+    labelled block's training weight (see the module description)."""
+    return np.array(
+        [sum(s in text for s in snippets) for text in map(normalise_whitespace, texts)],
+        dtype=np.float64,
+    )
+
+
 def page_blocks(page: protocol.ProtocolPage) -> PageBlocks:
     """Features, labels and texts of one page's blocks."""
     document = Document.from_input(page.html(), url=page.url)
@@ -197,7 +215,7 @@ def page_blocks(page: protocol.ProtocolPage) -> PageBlocks:
         with_ = [normalise_whitespace(s) for s in record["with"]]
         without = [normalise_whitespace(s) for s in record["without"]]
         labels = _snippet_labels(texts, with_, without)
-        words = np.array([len(tokens(t)) for t in texts], dtype=np.float64)
+        words = _snippets_held(texts, with_ + without)  # what the snippet F counts
         gold: Any = (with_, without)
     else:
         labels, words = _full_text_labels(texts, record["body"])
@@ -287,15 +305,28 @@ def learner_params(seed: int = SEED) -> dict[str, Any]:
 
 
 def site_weights(pages: Sequence[PageBlocks]) -> np.ndarray:
-    """Per page, its weight in training: one over the number of ``pages`` of its site, so
-    that each site weighs one in all (see the module description)."""
+    """Per page, its weight in training: each labelling set of ``pages`` weighs in
+    proportion to the square root of its number of sites (design choice, between each site
+    one and each set one; not fitted), shared equally by its sites, a site's by its pages;
+    the weights sum to the number of sites, as when each site weighed one (see the module
+    description)."""
     pages_of_site = Counter(page.site for page in pages)
-    return np.array([1.0 / pages_of_site[page.site] for page in pages])
+    sites: dict[str, set[str]] = {}
+    for page in pages:
+        sites.setdefault(page.dataset, set()).add(page.site)
+    count = {name: len(members) for name, members in sites.items()}
+    scale = sum(count.values()) / sum(n**0.5 for n in count.values())
+    return np.array(
+        [
+            scale * count[page.dataset] ** 0.5 / count[page.dataset] / pages_of_site[page.site]
+            for page in pages
+        ]
+    )
 
 
 def fit(pages: Sequence[PageBlocks], seed: int = SEED) -> HistGradientBoostingClassifier:
-    """The learner (seed ``seed``) fitted on the labelled blocks of ``pages``, each site
-    weighing one (:func:`site_weights`)."""
+    """The learner (seed ``seed``) fitted on the labelled blocks of ``pages``, the sets
+    and their sites weighed by :func:`site_weights`."""
     x = np.vstack([p.features[p.labels >= 0] for p in pages])
     y = np.concatenate([p.labels[p.labels >= 0] for p in pages])
     w = np.concatenate(

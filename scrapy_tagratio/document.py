@@ -392,6 +392,24 @@ class Document:
         """The text layout block ``block`` owns, as :meth:`block_texts` gives it."""
         return self.few_block_texts(np.array([block]))[0]
 
+    def block_ends(self, blocks: np.ndarray, closing: str) -> list[str]:
+        """Per node of ``blocks``, the last character of the text its layout block owns
+        (:meth:`block_texts`) once trailing white space and the characters of ``closing``
+        are stripped, or ``""``: read from each block's last non-blank piece alone, so
+        no block's text is built (a piece of closing characters alone reads as none)."""
+        walk = self._walk
+        events = np.flatnonzero(walk.kinds == EVENT_TEXT)
+        events = events[walk.piece_chars[walk.piece[events]] > 0]  # not blank
+        block_of = walk.table.block[walk.owners[events]]
+        last = np.full(len(walk.table), -1, dtype=np.int64)
+        np.maximum.at(last, block_of, events)
+        chosen = last[blocks]
+        texts = walk.texts
+        return [
+            texts[walk.piece[event]].rstrip().rstrip(closing)[-1:] if event >= 0 else ""
+            for event in chosen.tolist()
+        ]
+
     def few_block_texts(self, blocks: np.ndarray) -> list[str]:
         """:meth:`block_texts` of a few ``blocks`` (node indices): their pieces are picked by
         one mask over the events, not sorted by block (:attr:`pieces_by_block`, which the

@@ -212,6 +212,13 @@ HEADLINE_CANDIDATES = 8
 #: cut (:func:`kept_blocks`). Design constant ("the model leaned towards content at least
 #: half as far as the cut asks"), not fitted.
 SHORT_OUTPUT_CUT_SHARE = 0.5
+#: A block whose text ends with one of these characters (after closing quotes and brackets,
+#: :data:`SENTENCE_CLOSING`) ends as a sentence (feature ``ends_sentence``): full stops,
+#: question and exclamation marks of the Latin and the CJK scripts and the ellipsis. A
+#: short paragraph, list item or line of dialogue of the article mostly ends so; a
+#: caption's credit, a prompt ("Read also:"), a box heading or a byline mostly does not.
+SENTENCE_ENDS = frozenset(".!?\u2026\u3002\uff01\uff1f")
+SENTENCE_CLOSING = "\"')]\u00bb\u2019\u201d"
 
 
 #: Names of the features of :func:`block_features`, in column order.
@@ -247,6 +254,11 @@ FEATURES = (
     "previous_link_share",
     "next_log_length",
     "next_link_share",
+    # The text: whether it ends as a sentence does (:data:`SENTENCE_ENDS`), the block's
+    # and its neighbours'.
+    "ends_sentence",
+    "previous_ends_sentence",
+    "next_ends_sentence",
 )
 #: The model file the default reads (``scrapy_tagratio/models/tagratio.json``).
 MODEL_NAME = "tagratio"
@@ -595,6 +607,8 @@ def block_features(
     page_chars = max(float(nodes.chars[0]), 1.0)
     main_chars = max(float(nodes.chars[main]), 1.0)
     previous = lambda values: np.concatenate(([0.0], values))[:-1]  # noqa: E731
+    ends = document.block_ends(blocks, SENTENCE_CLOSING)
+    ends_sentence = np.array([end in SENTENCE_ENDS for end in ends], dtype=bool)
     following = lambda values: np.concatenate((values, [0.0]))[1:]  # noqa: E731
 
     def columns() -> Iterator[np.ndarray | float]:
@@ -628,6 +642,9 @@ def block_features(
         yield previous(link_share)
         yield following(log_length)
         yield following(link_share)
+        yield ends_sentence
+        yield previous(ends_sentence)
+        yield following(ends_sentence)
 
     # float32: the values the model was fitted and validated on (the training script keeps
     # the features so), and half the memory of float64 on a large page.
