@@ -81,7 +81,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.ensemble import HistGradientBoostingClassifier
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GroupKFold
 
 from scrapy_tagratio.algorithms.tagratio import (
     FEATURES,
@@ -90,8 +93,10 @@ from scrapy_tagratio.algorithms.tagratio import (
     block_features,
     content_probability,
     kept_blocks,
+    word_model,
 )
 from scrapy_tagratio.algorithms.trees import MODEL_VERSION, BoostedTrees
+from scrapy_tagratio.algorithms.words import HashedWords, WordScores, hashed_words
 from scrapy_tagratio.document import Document
 
 from . import _data, protocol
@@ -142,7 +147,17 @@ PARAMS: dict[str, Any] = {
 #: The learner's default seed (``--seed``): it picks the tenth of the blocks held out for
 #: early stopping, so another seed gives another model (judge a change over several).
 SEED = 0
+#: The word model (:mod:`scrapy_tagratio.algorithms.words`): its buckets (2 ** 18: 512 KiB of
+#: float16 weights in the model file), the logistic regression's inverse regularisation, the
+#: longest block it scores (0: every block) and the site-grouped folds of a model's
+#: training pages that give their blocks' out-of-fold word scores (design choices, screened
+#: on trafilatura-eval's site-grouped folds: development notes, issue 14).
+WORD_BITS = 18
+WORD_C = 1.0
+WORD_MAX_WORDS = 0
+WORD_FOLDS = 5
 _BESIDE_ARTICLE = FEATURES.index("thread_beside_article")
+_WORD_SCORE = FEATURES.index("word_score")
 PACKAGE = Path(__file__).resolve().parents[1] / "scrapy_tagratio"
 MODEL_PATH = PACKAGE / "models" / f"{MODEL_NAME}.json"
 
@@ -160,6 +175,7 @@ class PageBlocks:
     labels: np.ndarray  # int8: 1 content, 0 not, -1 unlabelled
     weights: np.ndarray  # float32, summing to 1 over labelled blocks
     texts: list[str]
+    words: HashedWords  # the blocks' hashed words (:data:`WORD_BITS` bits)
     gold: Any  # snippets (with, without) or the gold text
 
 
@@ -207,7 +223,7 @@ def _snippets_held(texts: list[str], snippets: list[str]) -> np.ndarray:
 def page_blocks(page: protocol.ProtocolPage) -> PageBlocks:
     """Features, labels and texts of one page's blocks."""
     document = Document.from_input(page.html(), url=page.url)
-    blocks, features, _, rules = block_features(document)
+    blocks, features, _, rules = block_features(document, None)  # word scores: per fold
     texts = document.block_texts(blocks)
     dataset = next(name for name in page.sets if name in LABEL_SETS)
     record = page.gold(dataset)
@@ -233,6 +249,7 @@ def page_blocks(page: protocol.ProtocolPage) -> PageBlocks:
         labels=labels,
         weights=weights.astype(np.float32),
         texts=texts,
+        words=hashed_words(texts, WORD_BITS),
         gold=gold,
     )
 
@@ -267,7 +284,7 @@ def load_blocks(limit: int | None, cache: Path | None) -> list[PageBlocks]:
     fields = tuple(field.name for field in dataclasses.fields(PageBlocks))
     key = (
         _source_fingerprint(), _gold_fingerprint(), FEATURES, limit, LABEL_SETS, GOLD_SHARE, fields,
-        _script_fingerprint(),
+        WORD_BITS, _script_fingerprint(),
     )  # fmt: skip
     tag = hashlib.sha1(repr(key).encode()).hexdigest()[:12]
     path = cache / f"tagratio-blocks-{tag}.pkl" if cache else None
@@ -324,22 +341,105 @@ def site_weights(pages: Sequence[PageBlocks]) -> np.ndarray:
     )
 
 
-def fit(pages: Sequence[PageBlocks], seed: int = SEED) -> HistGradientBoostingClassifier:
-    """The learner (seed ``seed``) fitted on the labelled blocks of ``pages``, the sets
-    and their sites weighed by :func:`site_weights`."""
-    x = np.vstack([p.features[p.labels >= 0] for p in pages])
-    y = np.concatenate([p.labels[p.labels >= 0] for p in pages])
-    w = np.concatenate(
+def _training_weights(pages: Sequence[PageBlocks]) -> np.ndarray:
+    """The labelled blocks' weights (:func:`site_weights` times each page's own)."""
+    return np.concatenate(
         [
             p.weights[p.labels >= 0] * share
             for p, share in zip(pages, site_weights(pages), strict=True)
         ]
     )
-    return HistGradientBoostingClassifier(**learner_params(seed)).fit(x, y, sample_weight=w)
 
 
-def export(model: HistGradientBoostingClassifier) -> BoostedTrees:
-    """The fitted learner as :class:`BoostedTrees` arrays."""
+#: Word models fitted in this process, by their training pages' keys: the folds and cuts
+#: of a run (and its seeds: the word model has none) fit the same pages' many times.
+_WORD_MODELS: dict[str, WordScores] = {}
+
+
+def fit_words(pages: Sequence[PageBlocks]) -> WordScores:
+    """The word model of ``pages``: a logistic regression on their labelled blocks' hashed
+    words (:mod:`scrapy_tagratio.algorithms.words`; each block a set of buckets scaled to
+    unit length), with the block model's labels and weights; its weights rounded to float16
+    as the model file holds them."""
+    key = hashlib.sha1("\n".join(p.key for p in pages).encode()).hexdigest()
+    if key in _WORD_MODELS:
+        return _WORD_MODELS[key]
+    matrices, labels, weights = [], [], []
+    for page, share in zip(pages, site_weights(pages), strict=True):
+        hashed = page.words
+        chosen = (page.labels >= 0) & (hashed.words > 0)
+        if WORD_MAX_WORDS:
+            chosen &= hashed.words <= WORD_MAX_WORDS
+        sizes = np.diff(hashed.starts)
+        rows = sp.csr_matrix(
+            (np.repeat(1.0 / np.sqrt(np.maximum(sizes, 1)), sizes), hashed.buckets, hashed.starts),
+            shape=(len(sizes), 1 << WORD_BITS),
+        )
+        matrices.append(rows[chosen])
+        labels.append(page.labels[chosen])
+        weights.append(page.weights[chosen] * share)
+    weight, label = np.concatenate(weights), np.concatenate(labels)
+    if len(np.unique(label)) < 2:  # nothing to tell apart: every block scores the intercept
+        return WordScores(WORD_BITS, WORD_MAX_WORDS, np.zeros(1 << WORD_BITS, np.float32), 0.0)
+    regression = LogisticRegression(C=WORD_C, solver="liblinear", max_iter=200).fit(
+        sp.vstack(matrices, format="csr"),
+        label,
+        sample_weight=weight / weight.mean(),
+    )
+    model = WordScores(
+        WORD_BITS,
+        WORD_MAX_WORDS,
+        regression.coef_.ravel().astype(np.float16).astype(np.float32),
+        float(regression.intercept_[0]),
+    )
+    _WORD_MODELS[key] = model
+    return model
+
+
+def out_of_fold_words(pages: Sequence[PageBlocks]) -> list[np.ndarray]:
+    """Per page, its blocks' word scores by a word model fitted on the pages of other
+    sites (:data:`WORD_FOLDS` site-grouped folds of ``pages``): the block model learns
+    how far to trust the scores the word model gives pages it has not seen."""
+    scores: list[np.ndarray] = [np.zeros(0, dtype=np.float32)] * len(pages)
+    sites = np.array([p.site for p in pages])
+    folds = min(WORD_FOLDS, len(set(sites.tolist())))
+    if folds < 2:  # one site: no other site's words to score it by
+        return [np.zeros(len(p.labels), dtype=np.float32) for p in pages]
+    for train, test in GroupKFold(folds).split(sites, groups=sites):
+        words = fit_words([pages[i] for i in train.tolist()])
+        for i in test.tolist():
+            scores[i] = words.scores_of(pages[i].words)
+    return scores
+
+
+def with_word_scores(page: PageBlocks, scores: np.ndarray) -> np.ndarray:
+    """The page's block features, its ``word_score`` column ``scores`` (the cached
+    features hold 0 there: the scores are those of the fold's word model)."""
+    features = page.features.copy()
+    features[:, _WORD_SCORE] = scores
+    return features
+
+
+def fit(
+    pages: Sequence[PageBlocks], seed: int = SEED
+) -> tuple[HistGradientBoostingClassifier, WordScores]:
+    """The learner (seed ``seed``) fitted on the labelled blocks of ``pages``, the sets
+    and their sites weighed by :func:`site_weights`, their word scores out of fold
+    (:func:`out_of_fold_words`); and the word model of all ``pages``."""
+    x = np.vstack(
+        [
+            with_word_scores(p, words)[p.labels >= 0]
+            for p, words in zip(pages, out_of_fold_words(pages), strict=True)
+        ]
+    )
+    y = np.concatenate([p.labels[p.labels >= 0] for p in pages])
+    learner = HistGradientBoostingClassifier(**learner_params(seed))
+    return learner.fit(x, y, sample_weight=_training_weights(pages)), fit_words(pages)
+
+
+def export(model: HistGradientBoostingClassifier, words: WordScores | None = None) -> BoostedTrees:
+    """The fitted learner as :class:`BoostedTrees` arrays, holding the word model ``words``
+    (its file's ``"words"``)."""
     predictors = [tree for trees in model._predictors for tree in trees]
     size = max(len(tree.nodes) for tree in predictors)
     shape = (len(predictors), size)
@@ -369,7 +469,7 @@ def export(model: HistGradientBoostingClassifier) -> BoostedTrees:
         value=value,
         depth=depth,
         cut=0.5,
-        about={},
+        about={} if words is None else {"words": words.to_dict()},
     )
 
 
@@ -422,8 +522,13 @@ def scores_by_set(
     return out
 
 
+def model_features(model: BoostedTrees, page: PageBlocks) -> np.ndarray:
+    """The page's block features with the word scores of ``model``'s word model."""
+    return with_word_scores(page, word_model(model).scores_of(page.words))
+
+
 def predict(model: BoostedTrees, pages: Sequence[PageBlocks]) -> list[np.ndarray]:
-    return [content_probability(model, p.features, p.rules) for p in pages]
+    return [content_probability(model, model_features(model, p), p.rules) for p in pages]
 
 
 def inner_folds(
@@ -454,7 +559,7 @@ def choose_cut(
     in training can expect (development notes, "the cut by the typical set's gain")."""
     probabilities: list[np.ndarray] = [np.zeros(0)] * len(pages)
     for train, test in inner_folds(pages, protocol_pages, inner):
-        model = export(fit([pages[i] for i in train], seed))
+        model = export(*fit([pages[i] for i in train], seed))
         for i, p in zip(test.tolist(), predict(model, [pages[i] for i in test]), strict=True):
             probabilities[i] = p
     return pick_cut(typical_gains({cut: scores_by_set(pages, probabilities, cut) for cut in CUTS}))
@@ -486,9 +591,9 @@ def fit_with_cut(
 ) -> BoostedTrees:
     """A model of ``pages`` whose cut is chosen on inner folds of the same pages."""
     cut = CUT_PRIOR if inner in (1, "1") else choose_cut(pages, protocol_pages, inner, seed)
-    learner = fit(pages, seed)
-    trees = export(learner)
-    sample = np.vstack([p.features for p in pages[:20]]).astype(np.float64)
+    learner, words = fit(pages, seed)
+    trees = export(learner, words)
+    sample = np.vstack([model_features(trees, p) for p in pages[:20]]).astype(np.float64)
     if not np.allclose(trees.probability(sample), learner.predict_proba(sample)[:, 1]):
         raise AssertionError("the exported trees do not predict as scikit-learn's model")
     return dataclasses.replace(trees, cut=cut)
@@ -639,6 +744,8 @@ def _fingerprint(pages: Sequence[PageBlocks]) -> str:
         digest.update(page.rules.chars.tobytes())
         digest.update(page.rules.bodies.tobytes())
         digest.update(page.rules.tables.tobytes())
+        digest.update(page.words.buckets.tobytes())
+        digest.update(page.words.starts.tobytes())
     return digest.hexdigest()
 
 
@@ -708,12 +815,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             "learner": "sklearn HistGradientBoostingClassifier",
             "params": learner_params(args.seed),
             "gold_share": GOLD_SHARE,
+            "word_model": {
+                "bits": WORD_BITS,
+                "C": WORD_C,
+                "max_words": WORD_MAX_WORDS,
+                "folds": WORD_FOLDS,
+            },
             "inner_folds": args.inner,
             "limit": args.limit,
         },
         "validation": validation,
     }
-    model = dataclasses.replace(final, about=about)
+    model = dataclasses.replace(final, about={**final.about, **about})
     MODEL_PATH.parent.mkdir(parents=True, exist_ok=True)
     MODEL_PATH.write_text(
         json.dumps(model.to_dict(), separators=(",", ":")) + "\n", encoding="utf-8"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import zlib
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,11 +23,23 @@ from scrapy_tagratio.algorithms.tagratio import (
     named_comments,
     sections_parent,
     table_spans,
+    word_model,
 )
 from scrapy_tagratio.algorithms.template_names import comment_forms, heading_slug_hints, hint_flags
 from scrapy_tagratio.algorithms.trees import MODEL_VERSION, load_model
+from scrapy_tagratio.algorithms.words import WordScores
 from scrapy_tagratio.document import Document
 from scrapy_tagratio.structure import Structures, find_structures
+
+MODEL_PATH = (
+    Path(__file__).resolve().parents[1] / "scrapy_tagratio" / "models" / f"{MODEL_NAME}.json"
+)
+
+
+def shipped_words() -> WordScores:
+    """The shipped block model's word model (the extractor's ``word_score`` column)."""
+    return word_model(load_model(MODEL_NAME))
+
 
 STORY = "".join(
     f"<p>Paragraph {i}: the council met on Tuesday evening and, after a long debate about "
@@ -128,13 +142,32 @@ def test_model_file_matches_the_feature_code() -> None:
     for name in training["sets"]:
         assert 0.0 < model.about["validation"]["leave_one_set_out"][name]["cut"] < 1.0
     doc = Document.from_input(PAGE)
-    _, features, _, _ = block_features(doc)
+    blocks, features, _, _ = block_features(doc, shipped_words())
     assert features.shape[1] == len(model.features)
+    # Its word model is the one it was trained with, and the feature code scores a block's
+    # text with it: intercept plus the unit-scaled weights of its words' buckets.
+    words = word_model(model)
+    assert words.bits == training["word_model"]["bits"] == 18
+    assert words.max_words == training["word_model"]["max_words"]
+    assert len(words.weights) == 1 << words.bits and np.isfinite(words.weights).all()
+    assert np.count_nonzero(words.weights) > 10_000  # fitted on the sets' words, not empty
+    texts = doc.block_texts(blocks)
+    column = features[:, FEATURES.index("word_score")]
+    for text, score in zip(texts, column.tolist(), strict=True):
+        found = {
+            zlib.crc32(w.encode()) & ((1 << words.bits) - 1)
+            for w in re.findall(r"\w+", text.lower())
+        }
+        expected = (
+            words.intercept + sum(words.weights[b] for b in found) / max(len(found), 1) ** 0.5
+        )
+        assert score == pytest.approx(expected if found else 0.0, abs=1e-4)
+    assert MODEL_PATH.stat().st_size < 1 << 20  # the shipped file stays under 1 MB
 
 
 def test_block_features_are_one_row_per_text_block() -> None:
     doc = Document.from_input(PAGE)
-    blocks, features, owner, _ = block_features(doc)
+    blocks, features, owner, _ = block_features(doc, shipped_words())
     assert features.shape == (len(blocks), len(FEATURES))
     assert np.all(np.isfinite(features))
     # every node with own text belongs to exactly one of the blocks
@@ -195,7 +228,7 @@ def test_a_thread_beside_an_article_is_dropped_by_rule() -> None:
     article = "<html><body><article><h1>Council repairs the wall</h1>" + STORY + "</article>"
     for html, flagged in ((article + _thread(5), True), ("<html><body>" + _thread(5), False)):
         doc = Document.from_input(html + "</body></html>")
-        blocks, features, _, rules = block_features(doc)
+        blocks, features, _, rules = block_features(doc, shipped_words())
         texts = doc.block_texts(blocks)
         in_thread = features[:, FEATURES.index("in_comment_thread")] > 0
         posts = np.array(["(reader" in t for t in texts])
@@ -248,7 +281,7 @@ def test_the_list_holding_a_thread_is_not_the_main_container() -> None:
         assert comments.sum() == 12
         assert main_container(nodes, sums, structures) == densest
         assert main_container(nodes, sums, structures, comments) != densest
-        blocks, features, _, _ = block_features(doc)
+        blocks, features, _, _ = block_features(doc, shipped_words())
         posts = np.array(["(reader" in t for t in doc.block_texts(blocks)])
         inside = features[posts, FEATURES.index("inside_main")] > 0
         beside = features[posts, FEATURES.index("thread_beside_article")] > 0
@@ -278,7 +311,7 @@ def test_an_article_whose_container_names_furniture_still_bars_the_thread() -> N
     assert main_container(nodes, sums, structures) == densest
     post = next(i for i in range(len(nodes)) if nodes.hint[i].startswith("post"))
     assert hint_flags(nodes)[post]  # "author" names a boilerplate region
-    blocks, features, _, _ = block_features(doc)
+    blocks, features, _, _ = block_features(doc, shipped_words())
     texts = doc.block_texts(blocks)
     posts = np.array(["(reader" in t for t in texts])
     paragraphs = np.array([t.startswith("Paragraph") for t in texts])
@@ -310,7 +343,7 @@ def test_a_named_thread_after_the_headline_is_dropped_by_rule() -> None:
         )
         doc, _, _, densest = _densest(html)
         assert doc.nodes.tag[densest] == "ol"
-        blocks, features, _, rules = block_features(doc)
+        blocks, features, _, rules = block_features(doc, shipped_words())
         posts = np.array(["(reader" in t for t in doc.block_texts(blocks)])
         assert posts.sum() == 12
         assert (features[posts, FEATURES.index("inside_main")] > 0).all()
@@ -355,7 +388,7 @@ def test_a_thread_in_an_element_named_comments_is_the_discussion() -> None:
     doc, _, structures, _ = _densest(html)
     comments = named_comments(doc.nodes, structures)
     assert {doc.nodes.tag[i] for i in np.flatnonzero(comments)} == {"dt", "dd"}
-    blocks, _, _, rules = block_features(doc)
+    blocks, _, _, rules = block_features(doc, shipped_words())
     texts = doc.block_texts(blocks)
     posts = np.array(["(reader" in t or "Reader number" in t for t in texts])
     assert posts.sum() == 24 and rules.discussion[posts].all()
@@ -486,7 +519,7 @@ def test_bare_teaser_links_after_the_article_are_dropped_by_rule() -> None:
     summary of their own, and the article, keep the model's probability."""
     html = _rails_after_story()
     doc = Document.from_input(html)
-    blocks, features, _, rules = block_features(doc)
+    blocks, features, _, rules = block_features(doc, shipped_words())
     texts = doc.block_texts(blocks)
     bare = np.array([t.startswith("Harbour story") for t in texts])
     summary = np.array([t.startswith("Report number") for t in texts])
@@ -514,7 +547,7 @@ def test_a_rail_of_links_after_a_real_article_is_dropped(benchmark_set: Any) -> 
     dragnet-dev too, ends the article before the rail as well)."""
     page = benchmark_set("dragnet").load_page("dragnet", "R788")
     doc = Document.from_input(page.html, url=page.url)
-    blocks, features, _, rules = block_features(doc)
+    blocks, features, _, rules = block_features(doc, shipped_words())
     rail = np.array(["Restaurants Map" in t for t in doc.block_texts(blocks)])
     assert rail.sum() >= 10
     assert rules.links_after[rail].all()
@@ -560,7 +593,7 @@ def test_a_section_named_after_its_heading_is_not_furniture() -> None:
     column = FEATURES.index("under_furniture_hint")
     for intro_id, convention in (("council-repairs-the-old-sea-wall", True), ("intro", False)):
         doc = Document.from_input(_slugged_sections(intro_id))
-        blocks, features, _, _ = block_features(doc)
+        blocks, features, _, _ = block_features(doc, shipped_words())
         under_hint = dict(zip(doc.block_texts(blocks), features[:, column] > 0, strict=True))
         assert not under_hint["Council repairs the old sea wall¶"]
         assert under_hint["Sharing the work with the engineers¶"] != convention
@@ -593,7 +626,7 @@ def test_sections_named_after_their_headings_on_a_real_page(benchmark_set: Any) 
     theirs is now, and the default keeps their text (sentences of three sections)."""
     page = benchmark_set("readability").load_page("readability", "readability__mercurial")
     doc = Document.from_input(page.html, url=page.url)
-    blocks, features, _, _ = block_features(doc)
+    blocks, features, _, _ = block_features(doc, shipped_words())
     under_hint = features[:, FEATURES.index("under_furniture_hint")] > 0
     furniture = [t for t, u in zip(doc.block_texts(blocks), under_hint, strict=True) if u]
     assert len(furniture) == 1 and furniture[0].startswith("© Copyright 2010-2014")
@@ -627,7 +660,7 @@ def test_a_text_split_into_sections_is_one_main_container() -> None:
     page = int(nodes.parent[densest])
     assert nodes.hint[page].split() == ["page"]
     assert sections_parent(nodes, sums, densest, none) == page
-    blocks, features, _, _ = block_features(doc)
+    blocks, features, _, _ = block_features(doc, shipped_words())
     paragraphs = np.array([t.startswith("Paragraph") for t in doc.block_texts(blocks)])
     assert paragraphs.sum() == 10
     assert (features[paragraphs, FEATURES.index("inside_main")] > 0).all()
@@ -665,7 +698,7 @@ def test_the_list_holding_a_teaser_list_is_not_the_main_container() -> None:
     densest = int(np.argmax(sums))
     assert nodes.tag[densest] == "ol"
     assert main_container(nodes, sums, structures) == densest
-    blocks, features, _, _ = block_features(doc)
+    blocks, features, _, _ = block_features(doc, shipped_words())
     texts = doc.block_texts(blocks)
     paragraphs = np.array([t.startswith("Paragraph") for t in texts])
     notes_ = np.array(["Retrieved" in t for t in texts])
@@ -691,7 +724,7 @@ def test_comment_threads_on_real_pages(
 ) -> None:
     page = benchmark_set(dataset).load_page(dataset, page_id)
     doc = Document.from_input(page.html, url=page.url)
-    blocks, features, _, _ = block_features(doc)
+    blocks, features, _, _ = block_features(doc, shipped_words())
     in_thread = features[:, FEATURES.index("in_comment_thread")] > 0
     beside = features[:, FEATURES.index("thread_beside_article")] > 0
     posts = [_ws(t) for t, k in zip(doc.block_texts(blocks), in_thread, strict=True) if k]
@@ -719,7 +752,7 @@ def test_furniture_lowers_the_content_probability() -> None:
 
     def probability(page: str) -> float:
         doc = Document.from_input(page)
-        blocks, features, _, _ = block_features(doc)
+        blocks, features, _, _ = block_features(doc, shipped_words())
         texts = [
             doc.text_of(doc.nodes.with_descendants(np.eye(1, len(doc.nodes), b, dtype=bool)[0]))
             for b in blocks.tolist()
@@ -775,7 +808,7 @@ def _lead_page(title: str, before_headline: str = "", in_aside: str = "") -> str
 def _lead_flags(html: str) -> dict[str, tuple[bool, float]]:
     """Per block text: its lead flag and its content probability."""
     doc = Document.from_input(html)
-    blocks, features, _, rules = block_features(doc)
+    blocks, features, _, rules = block_features(doc, shipped_words())
     probability = content_probability(load_model(MODEL_NAME), features, rules)
     return {
         text: (bool(flag), float(p))
@@ -831,7 +864,7 @@ def _body_rule(html: str) -> tuple[list[str], np.ndarray, np.ndarray, int | None
     """Per block: its text, the model's probability and the rules' (content_probability);
     and the block where the rules end the article's body (None: nowhere)."""
     doc = Document.from_input(html)
-    blocks, features, _, rules = block_features(doc)
+    blocks, features, _, rules = block_features(doc, shipped_words())
     model = load_model(MODEL_NAME)
     ruled = content_probability(model, features, rules)
     return doc.block_texts(blocks), model.probability(features), ruled, rules.body_end(ruled)
@@ -890,7 +923,7 @@ def test_body_spans_are_the_outermost_elements_of_each_name() -> None:
         "<div class='entry-content'></div></body></html>"
     )
     doc = Document.from_input(html)
-    blocks, _, _, rules = block_features(doc)
+    blocks, _, _, rules = block_features(doc, shipped_words())
     texts = doc.block_texts(blocks)
     spans = [
         (name, [texts[b] for b in range(first, stop)])
@@ -913,7 +946,7 @@ def test_thousands_of_body_names_give_a_span_each() -> None:
     )
     html = _body_page("entry-content").replace("</article>", "</article>" + items)
     doc = Document.from_input(html)
-    blocks, features, _, rules = block_features(doc)
+    blocks, features, _, rules = block_features(doc, shipped_words())
     assert len(rules.bodies) == 3001
     probability = content_probability(load_model(MODEL_NAME), features, rules)
     assert probability.shape == (len(blocks),)
@@ -947,7 +980,7 @@ def _blogger_page(excerpts: str = "") -> str:
 def _block_flags(html: str, prefix: str, feature: str) -> list[bool]:
     """Per block whose text starts with ``prefix``: the flag ``feature`` of FEATURES."""
     doc = Document.from_input(html)
-    blocks, features, _, _ = block_features(doc)
+    blocks, features, _, _ = block_features(doc, shipped_words())
     flags = features[:, FEATURES.index(feature)] > 0
     texts = doc.block_texts(blocks)
     return [bool(f) for t, f in zip(texts, flags, strict=True) if t.startswith(prefix)]
@@ -1006,7 +1039,7 @@ def _notes_page(notes_class: str, wrapper: str = "div") -> str:
 def _notes_rule(html: str) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
     """Per block: its text, its notes flag, the model's probability and the rules'."""
     doc = Document.from_input(html)
-    blocks, features, _, rules = block_features(doc)
+    blocks, features, _, rules = block_features(doc, shipped_words())
     model = load_model(MODEL_NAME)
     ruled = content_probability(model, features, rules)
     return doc.block_texts(blocks), rules.notes, model.probability(features), ruled
@@ -1060,7 +1093,7 @@ def test_a_data_table_is_decided_whole() -> None:
     the model's probabilities."""
     html = _table_page(f"<table><tr><th>Title</th><th>Year</th><th>Plot</th></tr>{FILMS}</table>")
     doc = Document.from_input(html)
-    blocks, features, _, rules = block_features(doc)
+    blocks, features, _, rules = block_features(doc, shipped_words())
     model = load_model(MODEL_NAME)
     alone, ruled = model.probability(features), content_probability(model, features, rules)
     cells = np.isin(np.asarray(doc.nodes.tag)[blocks], ("td", "th"))
@@ -1104,7 +1137,7 @@ def test_the_articles_code_is_kept_by_rule() -> None:
         )
 
     doc = Document.from_input(page())
-    blocks, features, _, rules = block_features(doc)
+    blocks, features, _, rules = block_features(doc, shipped_words())
     model = load_model(MODEL_NAME)
     alone, ruled = model.probability(features), content_probability(model, features, rules)
     code = np.array([t.startswith("[extensions]") for t in doc.block_texts(blocks)])
@@ -1113,7 +1146,7 @@ def test_the_articles_code_is_kept_by_rule() -> None:
     assert "evolve7 =" in extract(page()).text
 
     doc = Document.from_input(page("<aside><pre>$ subscribe --weekly</pre></aside>"))
-    blocks, _, _, rules = block_features(doc)
+    blocks, _, _, rules = block_features(doc, shipped_words())
     texts = doc.block_texts(blocks)
     assert [texts[b] for b in np.flatnonzero(rules.code)][-1] == "[extensions] evolve7 ="
 
@@ -1144,7 +1177,7 @@ def test_an_article_section_that_has_ads_is_not_furniture(benchmark_set: Any) ->
     and the held-out models kept 1 of its 4 snippets."""
     page = benchmark_set("trafilatura").load_page("trafilatura", "skateboardmsm.de.dormhagen")
     doc = Document.from_input(page.html, url=page.url)
-    blocks, features, _, _ = block_features(doc)
+    blocks, features, _, _ = block_features(doc, shipped_words())
     texts = doc.block_texts(blocks)
     held = [i for i, t in enumerate(texts) if "Blue Tomato präsentiert die dritte" in t]
     assert held

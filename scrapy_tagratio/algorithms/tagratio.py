@@ -130,6 +130,7 @@ empty or one line. The overview detector judges the filled output.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import ClassVar
@@ -138,6 +139,7 @@ import numpy as np
 
 from ..cleaning import data_tables, name_codes
 from ..document import Document, NodeTable
+from ..errors import ExtractionError
 from ..structure import Structures, find_structures
 from ..titles import HEADLINE_TAGS, names_title, title_words
 from .base import (
@@ -160,6 +162,7 @@ from .template_names import (
     slugged_furniture,
 )
 from .trees import BoostedTrees, load_model
+from .words import WordScores
 
 __all__ = [
     "ARTICLE_PROSE_CHARS",
@@ -176,6 +179,7 @@ __all__ = [
     "main_container",
     "named_comments",
     "sections_parent",
+    "word_model",
 ]
 
 #: Elements that hold page furniture, not article text.
@@ -259,6 +263,8 @@ FEATURES = (
     "ends_sentence",
     "previous_ends_sentence",
     "next_ends_sentence",
+    # The block's words: their log-odds by the model file's word model (:mod:`.words`).
+    "word_score",
 )
 #: The model file the default reads (``scrapy_tagratio/models/tagratio.json``).
 MODEL_NAME = "tagratio"
@@ -512,9 +518,11 @@ def _links_after_article(features: np.ndarray) -> np.ndarray:
 
 
 def block_features(
-    document: Document,
+    document: Document, words: WordScores | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, BlockRules]:
-    """Features of the page's text blocks.
+    """Features of the page's text blocks, their ``word_score`` by the word model ``words``
+    (:func:`word_model` of the block model; None: 0, for the training script, which
+    scores them with each fold's own word model).
 
     Returns ``(blocks, features, owner, rules)``: the node indices of the blocks (the
     block-level elements that own text, in document order), a ``len(blocks) x
@@ -645,6 +653,7 @@ def block_features(
         yield ends_sentence
         yield previous(ends_sentence)
         yield following(ends_sentence)
+        yield 0.0 if words is None else words.scores(document.block_texts(blocks))
 
     # float32: the values the model was fitted and validated on (the training script keeps
     # the features so), and half the memory of float64 on a large page.
@@ -672,6 +681,15 @@ def block_features(
 
 
 _BESIDE_ARTICLE = FEATURES.index("thread_beside_article")
+
+
+@functools.cache  # per model object (models are read once per process: :func:`load_model`)
+def word_model(model: BoostedTrees) -> WordScores:
+    """The word model of the block model ``model`` (its file's ``"words"``);
+    :class:`ExtractionError` if it has none."""
+    if "words" not in model.about:
+        raise ExtractionError("the block model file holds no word model ('words')")
+    return WordScores.from_dict(model.about["words"])
 
 
 def content_probability(model: BoostedTrees, features: np.ndarray, rules: BlockRules) -> np.ndarray:
@@ -753,7 +771,8 @@ class TagRatio(Algorithm):
                 f"parameter 'model' must be {MODEL_NAME!r} or a path ending in .json, "
                 f"not {self.model!r}"
             )
-        load_model(self.model)  # a missing or malformed file is an error now, not per page
+        # A missing or malformed file is an error now, not per page.
+        word_model(load_model(self.model))
 
     def run(self, document: Document) -> Labelling:
         nodes = document.nodes
@@ -762,7 +781,7 @@ class TagRatio(Algorithm):
         cut = model.cut if self.threshold is None else self.threshold
         if n == 0 or nodes.chars[0] == 0:
             return dom_labelling(document, np.zeros(n, dtype=bool), np.zeros(n), cut)
-        blocks, features, owner, rules = block_features(document)
+        blocks, features, owner, rules = block_features(document, word_model(model))
         probability = np.zeros(n)
         probability[blocks] = content_probability(model, features, rules)
         del features  # not held while the text is built (large pages)

@@ -1,0 +1,124 @@
+"""A block's words read by a learned linear model: the default algorithm's word score.
+
+The errors the block model's structural features leave on trafilatura-eval are mostly short
+page furniture *inside* the article's container that only its words tell from the article:
+prompts and notes ("If you enjoyed reading this post...", "Subscribe now to our ...
+edition"), newsletter boxes, disclosures, copyright lines, dates, bylines, cookie notices.
+No structure or position feature separated them (development notes, issue 14). What does is
+the words themselves, learned from the multilingual development sets rather than listed by
+hand per language: each block's words (lower-cased runs of word characters, ``\\w+``) are
+hashed into ``2 ** bits`` buckets (CRC-32 of their UTF-8 bytes: the same buckets in every
+process and on every platform, unlike Python's ``hash``), the block is the set of its
+buckets scaled to unit length (``1 / sqrt(buckets)`` each: a long block's many words do not
+add up to a confident score), and a logistic regression fitted by ``benchmarks/train_tagratio.py``
+on the labelled blocks (their labels and weights are the block model's) gives its log-odds
+of being content. That log-odds is one more column of the block model (stacked: in
+training, each block's score comes from a word model fitted on pages of other sites).
+Blocks longer than :attr:`WordScores.max_words` words (when set) get 0, the neutral
+log-odds: the structural features decide them.
+
+The word model ships inside the block model's file (key ``"words"``), its weights rounded to
+float16 (the training script scores its blocks with the rounded weights, so the model was
+validated on the very scores the extractor computes).
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import ExtractionError
+
+__all__ = ["WORD", "HashedWords", "WordScores", "hashed_words"]
+
+#: A word: a run of word characters (letters, digits and the underscore, in any script).
+WORD = re.compile(r"\w+")
+
+
+@dataclass(frozen=True)
+class HashedWords:
+    """Texts as sets of hashed words, in compressed rows: text ``i``'s distinct buckets are
+    ``buckets[starts[i]:starts[i + 1]]``; ``words[i]`` is its number of words."""
+
+    starts: np.ndarray  # int64, len(texts) + 1
+    buckets: np.ndarray  # int64
+    words: np.ndarray  # int64, per text
+
+
+def hashed_words(texts: Sequence[str], bits: int) -> HashedWords:
+    """The distinct ``bits``-bit buckets of each text's words (see the module description);
+    one set comprehension per text, the words hashed in C by :func:`zlib.crc32`."""
+    mask = (1 << bits) - 1
+    rows: list[list[int]] = []
+    words = np.zeros(len(texts), dtype=np.int64)
+    for i, text in enumerate(texts):
+        found = WORD.findall(text.lower())
+        words[i] = len(found)
+        rows.append(sorted({zlib.crc32(word.encode()) & mask for word in found}))
+    sizes = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
+    starts = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=starts[1:])
+    buckets = np.fromiter((b for row in rows for b in row), dtype=np.int64, count=int(starts[-1]))
+    return HashedWords(starts, buckets, words)
+
+
+@dataclass(frozen=True, eq=False)
+class WordScores:
+    """A logistic regression over hashed words: ``intercept + sum(weights[bucket]) /
+    sqrt(buckets)`` per text (its log-odds of being content)."""
+
+    bits: int
+    #: Texts of more words than this score 0 (the neutral log-odds); 0: no limit.
+    max_words: int
+    weights: np.ndarray  # float32, 2 ** bits (float16 values)
+    intercept: float
+
+    def scores_of(self, hashed: HashedWords) -> np.ndarray:
+        """Per text of ``hashed`` (hashed with :attr:`bits`), its log-odds (float32)."""
+        sizes = np.diff(hashed.starts)
+        sums = np.zeros(len(sizes))
+        filled = sizes > 0
+        if filled.any():
+            # reduceat over the filled rows' starts: an empty row would take its next's.
+            sums[filled] = np.add.reduceat(
+                self.weights[hashed.buckets].astype(np.float64), hashed.starts[:-1][filled]
+            )
+        scores = self.intercept + sums / np.sqrt(np.maximum(sizes, 1))
+        neutral = ~filled
+        if self.max_words:
+            neutral |= hashed.words > self.max_words
+        return np.where(neutral, 0.0, scores).astype(np.float32)
+
+    def scores(self, texts: Sequence[str]) -> np.ndarray:
+        """Per text, its log-odds (float32; see :meth:`scores_of`)."""
+        return self.scores_of(hashed_words(texts, self.bits))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> WordScores:
+        """The word model as its model file holds it; :class:`ExtractionError` if malformed."""
+        try:
+            bits = int(data["bits"])
+            weights = np.frombuffer(base64.b64decode(data["weights"]), dtype="<f2")
+            model = cls(
+                bits, int(data["max_words"]), weights.astype(np.float32), float(data["intercept"])
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ExtractionError(f"malformed word model: {exc}") from exc
+        if len(model.weights) != 1 << bits:
+            raise ExtractionError(f"word model has {len(model.weights)} weights for {bits} bits")
+        return model
+
+    def to_dict(self) -> dict[str, Any]:
+        """The inverse of :meth:`from_dict` (the weights as base64 little-endian float16)."""
+        return {
+            "bits": self.bits,
+            "max_words": self.max_words,
+            "intercept": self.intercept,
+            "weights": base64.b64encode(self.weights.astype("<f2").tobytes()).decode("ascii"),
+        }
