@@ -41,6 +41,15 @@ The learner is scikit-learn's histogram gradient boosting (shallow trees), expor
 arrays (:class:`scrapy_tagratio.algorithms.trees.BoostedTrees`) and checked against
 scikit-learn's own predictions before it is written.
 
+The feature ``word_score`` is stacked (:func:`fit`): a word model
+(:mod:`scrapy_tagratio.algorithms.words`, a logistic regression over hashed words fitted by
+:func:`fit_words` on the same labelled blocks and weights) gives it; inside every fit, each
+training block's score comes from a word model of the other sites' pages
+(:data:`WORD_FOLDS` site-grouped folds of the training pages, :func:`out_of_fold_words`),
+so the trees learn how far to trust it on a site the word model has not seen, and the pages
+the model then scores (held-out ones, or the extractor's) get the word model of all its
+training pages, which the model file holds.
+
 Validation, printed and stored in the model file; every choice inside training folds:
 
 * **leave one set out**: for each set, a model fitted on the pages of the other sets scores
@@ -352,7 +361,7 @@ def _training_weights(pages: Sequence[PageBlocks]) -> np.ndarray:
 
 
 #: Word models fitted in this process, by their training pages' keys: the folds and cuts
-#: of a run (and its seeds: the word model has none) fit the same pages' many times.
+#: of a run (and its seeds: the word model has none) fit the same pages many times.
 _WORD_MODELS: dict[str, WordScores] = {}
 
 

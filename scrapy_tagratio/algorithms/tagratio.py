@@ -119,6 +119,14 @@ the labelled blocks of every development set, with the names of the features it 
 on (checked against :data:`FEATURES` by the tests), its training-data fingerprint and its
 leave-one-set-out and site-grouped validation figures.
 
+**One feature reads the block's words** (``word_score``, :mod:`.words`): the log-odds of a
+logistic regression over the block's hashed words, learned with the trees from the same
+labelled blocks (and shipped in the same file). The errors the other features left on
+trafilatura-eval were mostly short furniture inside the article's container that only its
+words tell apart (prompts to subscribe or share, disclosures, copyright lines, bylines);
+stacked in, site-grouped trafilatura-eval rose from 0.9398 to 0.9421 (mean of seeds 0-2;
+development notes, issue 14).
+
 **A short output is filled** (:func:`kept_blocks`): where the blocks at the cut hold less
 than :data:`ARTICLE_PROSE_CHARS` characters, the most probable blocks under it are kept
 too, in order, until the output holds that much, as long as the model gives them half the

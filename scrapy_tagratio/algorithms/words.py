@@ -29,6 +29,7 @@ import re
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -52,20 +53,18 @@ class HashedWords:
 
 
 def hashed_words(texts: Sequence[str], bits: int) -> HashedWords:
-    """The distinct ``bits``-bit buckets of each text's words (see the module description);
-    one set comprehension per text, the words hashed in C by :func:`zlib.crc32`."""
-    mask = (1 << bits) - 1
-    rows: list[list[int]] = []
-    words = np.zeros(len(texts), dtype=np.int64)
-    for i, text in enumerate(texts):
-        found = WORD.findall(text.lower())
-        words[i] = len(found)
-        rows.append(sorted({zlib.crc32(word.encode()) & mask for word in found}))
-    sizes = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
-    starts = np.zeros(len(texts) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=starts[1:])
-    buckets = np.fromiter((b for row in rows for b in row), dtype=np.int64, count=int(starts[-1]))
-    return HashedWords(starts, buckets, words)
+    """The distinct ``bits``-bit buckets of each text's words (see the module description):
+    the words found per text, hashed in C (:func:`zlib.crc32` mapped over them all), each
+    text's buckets made distinct and sorted by one :func:`numpy.unique` of (text, bucket)
+    keys."""
+    found = [WORD.findall(text) for text in map(str.lower, texts)]
+    words = np.fromiter(map(len, found), dtype=np.int64, count=len(found))
+    every = list(chain.from_iterable(found))
+    hashes = np.fromiter(map(zlib.crc32, map(str.encode, every)), dtype=np.int64, count=len(every))
+    text_of = np.repeat(np.arange(len(found), dtype=np.int64), words)
+    keys = np.unique((text_of << bits) | (hashes & ((1 << bits) - 1)))
+    starts = np.searchsorted(keys >> bits, np.arange(len(found) + 1))
+    return HashedWords(starts.astype(np.int64), keys & ((1 << bits) - 1), words)
 
 
 @dataclass(frozen=True, eq=False)
