@@ -21,7 +21,8 @@ items hold (the structure detector),
 :func:`first_codes` numbers tag names, :func:`span_text_lengths` measures the text of
 elements (which hidden ones hold most of the page), :func:`kept_elements` and
 :func:`body_events` build the node table's tree and events from the page's,
-:func:`tree_sums` evaluates the default's block model, :func:`automaton_piece_counts` runs
+:func:`tree_sums` evaluates the default's block model, :func:`word_hashes` hashes the words
+its word model reads, :func:`automaton_piece_counts` runs
 the language detector's byte automaton and :func:`half_singles` converts the rows of its
 half-precision table that a page's scores read.
 
@@ -911,6 +912,90 @@ cdef inline Py_ssize_t _word_at(
         if not whole or at + size == n or not _is_word(PyUnicode_READ(kind, data, at + size)):
             return j
     return -1
+
+
+def word_hashes(list texts, Py_ssize_t max_words):
+    """Per text of ``texts`` lower-cased (``str.lower``), its number of words (runs of the
+    characters ``re`` calls word characters, ``\\w``); and the CRC-32 of each word's UTF-8
+    bytes (``zlib.crc32``), word after word, of the texts of at most ``max_words`` words
+    (of every text with 0): both as the bytes of int64s. What
+    :func:`~scrapy_tagratio.algorithms.words.word_hashes` finds with ``re`` and ``zlib``,
+    without a Python string per word."""
+    if max_words < 0:
+        raise ValueError(f"max_words must be 0 or more, not {max_words}")
+    cdef Py_ssize_t n = len(texts), k, total = 0
+    cdef bytearray counted = PyByteArray_FromStringAndSize(NULL, n * sizeof(int64_t))
+    cdef int64_t* counts = <int64_t*>PyByteArray_AS_STRING(counted)
+    cdef list hashed_texts = []  # lower-cased, of at most max_words words
+    cdef str lowered
+    for k in range(n):
+        lowered = (<str?>texts[k]).lower()
+        counts[k] = _crc_words(lowered, NULL)
+        if not max_words or counts[k] <= max_words:
+            hashed_texts.append(lowered)
+            total += counts[k]
+    cdef bytearray hashed = PyByteArray_FromStringAndSize(NULL, total * sizeof(int64_t))
+    cdef int64_t* hashes = <int64_t*>PyByteArray_AS_STRING(hashed)
+    for lowered in hashed_texts:
+        hashes += _crc_words(lowered, hashes)
+    return counted, hashed
+
+
+#: zlib's CRC-32 table (the reflected polynomial 0xEDB88320), per byte value.
+cdef uint32_t _CRC_TABLE[256]
+for _ch in range(256):
+    _CRC_TABLE[_ch] = _ch
+    for _bit in range(8):
+        _CRC_TABLE[_ch] = (_CRC_TABLE[_ch] >> 1) ^ (0xEDB88320 if _CRC_TABLE[_ch] & 1 else 0)
+
+
+cdef inline uint32_t _crc_byte(uint32_t crc, uint32_t byte) noexcept:
+    """The running CRC-32 ``crc`` (complemented, as zlib keeps it) after one more byte."""
+    return _CRC_TABLE[(crc ^ byte) & 0xFF] ^ (crc >> 8)
+
+
+cdef inline uint32_t _crc_character(uint32_t crc, uint32_t code) noexcept:
+    """:func:`_crc_byte` over the UTF-8 bytes of the character of code point ``code``."""
+    if code < 0x80:
+        return _crc_byte(crc, code)
+    if code < 0x800:
+        crc = _crc_byte(crc, 0xC0 | (code >> 6))
+    else:
+        if code < 0x10000:
+            crc = _crc_byte(crc, 0xE0 | (code >> 12))
+        else:
+            crc = _crc_byte(crc, 0xF0 | (code >> 18))
+            crc = _crc_byte(crc, 0x80 | ((code >> 12) & 0x3F))
+        crc = _crc_byte(crc, 0x80 | ((code >> 6) & 0x3F))
+    return _crc_byte(crc, 0x80 | (code & 0x3F))
+
+
+cdef Py_ssize_t _crc_words(str text, int64_t* hashes) noexcept:
+    """The number of words (runs of ``\\w``) of ``text``; their CRC-32s written to
+    ``hashes`` in order unless it is NULL."""
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i, words = 0
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void* data = PyUnicode_DATA(text)
+    cdef Py_UCS4 character
+    cdef uint32_t crc = 0xFFFFFFFF
+    cdef bint inside = False
+    for i in range(n):
+        character = PyUnicode_READ(kind, data, i)
+        if _is_word(character) or character == 95:  # re's \w: _is_word's, and "_"
+            if hashes is not NULL:
+                crc = _crc_character(crc, <uint32_t>character)
+            inside = True
+        elif inside:
+            if hashes is not NULL:
+                hashes[words] = crc ^ 0xFFFFFFFF
+                crc = 0xFFFFFFFF
+            words += 1
+            inside = False
+    if inside:
+        if hashes is not NULL:
+            hashes[words] = crc ^ 0xFFFFFFFF
+        words += 1
+    return words
 
 
 def word_pairs(list texts, const int64_t[::1] read, tuple firsts, tuple seconds):

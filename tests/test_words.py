@@ -2,15 +2,58 @@
 
 from __future__ import annotations
 
+import os
+import re
 import zlib
+from collections.abc import Sequence
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from scrapy_tagratio import ExtractionError
-from scrapy_tagratio.algorithms.words import WordScores, hashed_words
+from benchmarks import _data
+from scrapy_tagratio import ExtractionError, reader
+from scrapy_tagratio.algorithms import words as words_module
+from scrapy_tagratio.algorithms.tagratio import block_features
+from scrapy_tagratio.algorithms.words import WordScores, hashed_words, word_hashes
+from scrapy_tagratio.document import Document, decode_html
 
 BITS = 8
+KERNEL = reader._KERNEL
+needs_kernel = pytest.mark.skipif(KERNEL is None, reason="the compiled kernel is not built")
+#: Texts of every width of str (one, two and four bytes a character) and the characters
+#: where word boundaries are easy to get wrong: the underscore (a word character of re),
+#: digits of other scripts, combining marks (not word characters: they split a word),
+#: a capital whose lower case is two characters (U+0130: "i" and a combining dot).
+TRICKY_TEXTS = [
+    "",
+    "   ",
+    "Subscribe NOW, now!",
+    "snake_case and __dunder__ x_1",
+    "Caf\u00e9 \u00fcber 42\u00a0\u00bd \u00b2",
+    "\u0130stanbul \u0130 I\u0307 e\u0301t\u00e9",
+    "\u4e2d\u6587\u6587\u672c\u3002\u65e5\u672c\u8a9e\u30c6\u30ad\u30b9\u30c8",
+    "\u0627\u0644\u0639\u0631\u0628\u064a\u0629 \u0661\u0662\u0663 "
+    "\u0939\u093f\u0928\u094d\u0926\u0940",
+    "emoji \U0001f600 \U0001d400\U0001d401 gothic \U00010330\U00010331 end",
+    "one-two\u2014three\u2019s (four) [five] \u00absix\u00bb",
+]
+
+
+def reference_hashes(texts: Sequence[str], max_words: int) -> tuple[list[int], list[int]]:
+    """:func:`word_hashes` as the module description defines it, written out here:
+    ``re``'s words of the lower-cased text, zlib's CRC-32 of their UTF-8 bytes."""
+    found = [re.findall(r"\w+", text.lower()) for text in texts]
+    kept = [words for words in found if not max_words or len(words) <= max_words]
+    return [len(words) for words in found], [zlib.crc32(w.encode()) for ws in kept for w in ws]
+
+
+def kernel_hashes(texts: Sequence[str], max_words: int) -> tuple[list[int], list[int]]:
+    """The compiled kernel's :func:`~scrapy_tagratio._kernel.word_hashes`, as lists."""
+    assert KERNEL is not None
+    counts, hashes = KERNEL.word_hashes(list(texts), max_words)
+    return np.frombuffer(counts, np.int64).tolist(), np.frombuffer(hashes, np.int64).tolist()
 
 
 def bucket(word: str) -> int:
@@ -52,3 +95,62 @@ def test_word_model_round_trips_through_its_file_form() -> None:
         WordScores.from_dict({**model.to_dict(), "bits": BITS + 1})
     with pytest.raises(ExtractionError, match="malformed"):
         WordScores.from_dict({"bits": BITS})
+
+
+@pytest.mark.parametrize("max_words", [0, 1, 3])
+def test_word_hashes_are_res_words_hashed_by_zlib_on_both_paths(
+    max_words: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The module's words and hashes, with the kernel where it is built and without it
+    (the pure path), are those :func:`reference_hashes` writes out, on texts of every
+    string width and tricky word boundaries; texts of more than ``max_words`` words are
+    counted but not hashed."""
+    expected = reference_hashes(TRICKY_TEXTS, max_words)
+    counts, hashes = word_hashes(TRICKY_TEXTS, max_words)
+    assert (counts.tolist(), hashes.tolist()) == expected
+    monkeypatch.setattr(words_module, "active_kernel", lambda: None)
+    counts, hashes = word_hashes(TRICKY_TEXTS, max_words)
+    assert (counts.tolist(), hashes.tolist()) == expected
+    # Combining marks split words: "i" "stanbul" "i" "i" "e" "t\u00e9" (U+0130 lowers to "i"
+    # and a combining dot).
+    assert expected[0][TRICKY_TEXTS.index("\u0130stanbul \u0130 I\u0307 e\u0301t\u00e9")] == 6
+
+
+@needs_kernel
+@settings(max_examples=300, deadline=None)
+@given(texts=st.lists(st.text(), max_size=6), max_words=st.integers(0, 4))
+def test_the_kernels_word_hashes_are_those_of_re_and_zlib(texts: list[str], max_words: int) -> None:
+    """On any texts (any code points, surrogates included), the kernel's words and hashes
+    are ``re``'s and zlib's."""
+    assert kernel_hashes(texts, max_words) == reference_hashes(texts, max_words)
+
+
+@needs_kernel
+def test_the_kernel_refuses_a_negative_word_limit() -> None:
+    with pytest.raises(ValueError, match="max_words must be 0 or more, not -1"):
+        KERNEL.word_hashes(["text"], -1)  # type: ignore[union-attr]
+
+
+@needs_kernel
+@pytest.mark.benchmark_data
+@pytest.mark.skipif(_data.benchmarks_dir() is None, reason="needs ../shared/benchmarks")
+def test_the_kernels_word_hashes_are_those_of_re_and_zlib_on_development_pages() -> None:
+    """On the block texts of the protocol's pool (the texts the word model reads), the
+    kernel's words and hashes are ``re``'s and zlib's: every tenth page by default, all of
+    them with ``TAGRATIO_ALL_PAGES=1`` (CI's kernel run)."""
+    from benchmarks import protocol
+
+    step = 1 if os.environ.get("TAGRATIO_ALL_PAGES") == "1" else 10
+    for page in protocol.pool()[::step]:
+        document = Document(decode_html(page.html()))
+        texts = document.block_texts(block_features(document, None)[0])
+        assert kernel_hashes(texts, 12) == reference_hashes(texts, 12), page.key
+
+
+def test_hashed_words_leaves_texts_over_the_limit_without_buckets() -> None:
+    hashed = hashed_words(["one two three", "Subscribe now", "x"], BITS, max_words=2)
+    assert hashed.words.tolist() == [3, 2, 1]
+    assert np.diff(hashed.starts).tolist() == [0, 2, 1]
+    assert sorted(hashed.buckets[hashed.starts[1] : hashed.starts[2]].tolist()) == sorted(
+        {bucket("subscribe"), bucket("now")}
+    )

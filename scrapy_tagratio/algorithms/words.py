@@ -15,7 +15,9 @@ on the labelled blocks (their labels and weights are the block model's) gives it
 of being content. That log-odds is one more column of the block model (stacked: in
 training, each block's score comes from a word model fitted on pages of other sites).
 Blocks longer than :attr:`WordScores.max_words` words (when set) get 0, the neutral
-log-odds: the structural features decide them.
+log-odds, are left out of its fit, and their words are counted, not hashed: the structural
+features decide them (furniture lines are short; on long blocks the words mostly learned
+what a set's gold calls content, which another set's gold need not).
 
 The word model ships inside the block model's file (key ``"words"``), its weights rounded to
 float16 (the training script scores its blocks with the rounded weights, so the model was
@@ -29,14 +31,14 @@ import re
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import chain
 from typing import Any
 
 import numpy as np
 
 from ..errors import ExtractionError
+from ..reader import active_kernel
 
-__all__ = ["WORD", "HashedWords", "WordScores", "hashed_words"]
+__all__ = ["WORD", "HashedWords", "WordScores", "hashed_words", "word_hashes"]
 
 #: A word: a run of word characters (letters, digits and the underscore, in any script).
 WORD = re.compile(r"\w+")
@@ -52,19 +54,39 @@ class HashedWords:
     words: np.ndarray  # int64, per text
 
 
-def hashed_words(texts: Sequence[str], bits: int) -> HashedWords:
-    """The distinct ``bits``-bit buckets of each text's words (see the module description):
-    the words found per text, hashed in C (:func:`zlib.crc32` mapped over them all), each
+def word_hashes(texts: Sequence[str], max_words: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per text, lower-cased, its number of words (:data:`WORD`); and the CRC-32 of each
+    word's UTF-8 bytes (:func:`zlib.crc32`), word after word, of the texts of at most
+    ``max_words`` words (of every text with 0): int64 arrays. In C with the compiled
+    kernel (:func:`~scrapy_tagratio._kernel.word_hashes`: no Python string per word), else
+    with ``re`` and ``zlib``: the same figures."""
+    kernel = active_kernel()
+    if kernel is not None:
+        counted, hashed_bytes = kernel.word_hashes(list(texts), max_words)
+        return np.frombuffer(counted, dtype=np.int64), np.frombuffer(hashed_bytes, dtype=np.int64)
+    counts: list[int] = []
+    hashed: list[str] = []  # the words of the texts of at most max_words words
+    for text in map(str.lower, texts):
+        words = WORD.findall(text)
+        counts.append(len(words))
+        if not max_words or len(words) <= max_words:
+            hashed.extend(words)
+    hashes = map(zlib.crc32, map(str.encode, hashed))
+    return np.array(counts, dtype=np.int64), np.fromiter(hashes, dtype=np.int64, count=len(hashed))
+
+
+def hashed_words(texts: Sequence[str], bits: int, max_words: int = 0) -> HashedWords:
+    """The distinct ``bits``-bit buckets of the words of each text of at most ``max_words``
+    words (of every text with 0; a longer text has none), and every text's number of
+    words (see the module description): the words hashed by :func:`word_hashes`, each
     text's buckets made distinct and sorted by one :func:`numpy.unique` of (text, bucket)
     keys."""
-    found = [WORD.findall(text) for text in map(str.lower, texts)]
-    words = np.fromiter(map(len, found), dtype=np.int64, count=len(found))
-    every = list(chain.from_iterable(found))
-    hashes = np.fromiter(map(zlib.crc32, map(str.encode, every)), dtype=np.int64, count=len(every))
-    text_of = np.repeat(np.arange(len(found), dtype=np.int64), words)
+    counts, hashes = word_hashes(texts, max_words)
+    hashed = np.where(counts <= max_words, counts, 0) if max_words else counts
+    text_of = np.repeat(np.arange(len(counts), dtype=np.int64), hashed)
     keys = np.unique((text_of << bits) | (hashes & ((1 << bits) - 1)))
-    starts = np.searchsorted(keys >> bits, np.arange(len(found) + 1))
-    return HashedWords(starts.astype(np.int64), keys & ((1 << bits) - 1), words)
+    starts = np.searchsorted(keys >> bits, np.arange(len(counts) + 1))
+    return HashedWords(starts.astype(np.int64), keys & ((1 << bits) - 1), counts)
 
 
 @dataclass(frozen=True, eq=False)
@@ -96,7 +118,7 @@ class WordScores:
 
     def scores(self, texts: Sequence[str]) -> np.ndarray:
         """Per text, its log-odds (float32; see :meth:`scores_of`)."""
-        return self.scores_of(hashed_words(texts, self.bits))
+        return self.scores_of(hashed_words(texts, self.bits, self.max_words))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> WordScores:
