@@ -158,12 +158,14 @@ PARAMS: dict[str, Any] = {
 SEED = 0
 #: The word model (:mod:`scrapy_tagratio.algorithms.words`): its buckets (2 ** 18: 512 KiB of
 #: float16 weights in the model file), the logistic regression's inverse regularisation, the
-#: longest block it scores (0: every block) and the site-grouped folds of a model's
-#: training pages that give their blocks' out-of-fold word scores (design choices, screened
-#: on trafilatura-eval's site-grouped folds: development notes, issue 14).
+#: longest block it is fitted on and scores (0: every block) and the site-grouped folds of
+#: a model's training pages that give their blocks' out-of-fold word scores (design
+#: choices, screened on trafilatura-eval's site-grouped folds; 12 words: scored on every
+#: block, the model lost readability-dev when it was left out, the long blocks the
+#: structural features decide already: development notes, issue 14).
 WORD_BITS = 18
 WORD_C = 1.0
-WORD_MAX_WORDS = 0
+WORD_MAX_WORDS = 12
 WORD_FOLDS = 5
 _BESIDE_ARTICLE = FEATURES.index("thread_beside_article")
 _WORD_SCORE = FEATURES.index("word_score")
@@ -258,7 +260,7 @@ def page_blocks(page: protocol.ProtocolPage) -> PageBlocks:
         labels=labels,
         weights=weights.astype(np.float32),
         texts=texts,
-        words=hashed_words(texts, WORD_BITS),
+        words=hashed_words(texts, WORD_BITS, WORD_MAX_WORDS),
         gold=gold,
     )
 

@@ -145,23 +145,26 @@ def test_model_file_matches_the_feature_code() -> None:
     blocks, features, _, _ = block_features(doc, shipped_words())
     assert features.shape[1] == len(model.features)
     # Its word model is the one it was trained with, and the feature code scores a block's
-    # text with it: intercept plus the unit-scaled weights of its words' buckets.
+    # text with it: intercept plus the unit-scaled weights of its words' buckets, for a
+    # block of at most max_words words (and some words), else the neutral 0.
     words = word_model(model)
     assert words.bits == training["word_model"]["bits"] == 18
-    assert words.max_words == training["word_model"]["max_words"]
+    assert words.max_words == training["word_model"]["max_words"] == 12
     assert len(words.weights) == 1 << words.bits and np.isfinite(words.weights).all()
     assert np.count_nonzero(words.weights) > 10_000  # fitted on the sets' words, not empty
     texts = doc.block_texts(blocks)
     column = features[:, FEATURES.index("word_score")]
+    scored = 0
     for text, score in zip(texts, column.tolist(), strict=True):
-        found = {
-            zlib.crc32(w.encode()) & ((1 << words.bits) - 1)
-            for w in re.findall(r"\w+", text.lower())
-        }
+        found_words = re.findall(r"\w+", text.lower())
+        found = {zlib.crc32(w.encode()) & ((1 << words.bits) - 1) for w in found_words}
         expected = (
             words.intercept + sum(words.weights[b] for b in found) / max(len(found), 1) ** 0.5
         )
-        assert score == pytest.approx(expected if found else 0.0, abs=1e-4)
+        short = 0 < len(found_words) <= words.max_words
+        assert score == pytest.approx(expected if short else 0.0, abs=1e-4)
+        scored += short
+    assert 0 < scored < len(texts)  # the page has blocks of either kind
     assert MODEL_PATH.stat().st_size < 1 << 20  # the shipped file stays under 1 MB
 
 
@@ -1182,3 +1185,29 @@ def test_an_article_section_that_has_ads_is_not_furniture(benchmark_set: Any) ->
     held = [i for i, t in enumerate(texts) if "Blue Tomato präsentiert die dritte" in t]
     assert held
     assert not features[held, FEATURES.index("under_furniture_hint")].any()
+
+
+def test_the_shipped_word_model_reads_short_furniture_lines_as_furniture() -> None:
+    """The word model learned (not listed) the words of short furniture lines inside
+    articles: prompts, rights lines and credits, in English and in German, score below
+    short article sentences of either language by more than 1 in log-odds (odds e times
+    lower); a block of more words than the model's ``max_words`` gets the neutral 0."""
+    words = shipped_words()
+    furniture = words.scores(
+        [
+            "Subscribe to our newsletter",
+            "If you enjoyed reading this post, please share it",
+            "All rights reserved",
+            "Abonnieren Sie unseren Newsletter",
+            "Photo: Reuters",
+        ]
+    )
+    prose = words.scores(
+        [
+            "The council met on Tuesday and agreed to repair the sea wall.",
+            "Der Stadtrat hat am Dienstag beschlossen, die alte Mauer zu reparieren.",
+        ]
+    )
+    assert furniture.max() < prose.min() - 1.0
+    long_sentence = "The council met on Tuesday evening and agreed to repair the old sea wall " * 2
+    assert words.max_words == 12 and words.scores([long_sentence]).tolist() == [0.0]
