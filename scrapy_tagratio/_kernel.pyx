@@ -14,6 +14,7 @@ what the module was compiled for only then).
 For the pages this kernel reads, more loops run in C: :func:`piece_lengths` counts
 the node table's characters (runs of text with their white space collapsed),
 :func:`text_lines` and :func:`event_markup` build the text and HTML output,
+:func:`span_texts` the text of each layout block,
 :func:`nearest_flagged` finds each node's nearest flagged ancestor (layout blocks),
 :func:`subtree_argmax` the best node of each subtree (CETD's max-DensitySum search),
 :func:`sibling_groups` the groups of repeated siblings and :func:`item_tests` what their
@@ -39,8 +40,9 @@ from cpython.ref cimport Py_INCREF, Py_XDECREF
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, uintptr_t
 from cpython.unicode cimport (
     Py_UNICODE_ISALNUM, Py_UNICODE_ISSPACE, PyUnicode_1BYTE_DATA, PyUnicode_1BYTE_KIND,
-    PyUnicode_DATA, PyUnicode_DecodeUTF8, PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_New,
-    PyUnicode_READ, PyUnicode_WRITE,
+    PyUnicode_2BYTE_KIND,
+    PyUnicode_DATA, PyUnicode_DecodeUTF8, PyUnicode_FromKindAndData, PyUnicode_GET_LENGTH,
+    PyUnicode_KIND, PyUnicode_New, PyUnicode_READ, PyUnicode_WRITE,
 )
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 from libc.stdlib cimport qsort
@@ -708,28 +710,53 @@ for _ch in range(256):
     _SPACE_UCS1[_ch] = Py_UNICODE_ISSPACE(_ch)
 
 
-cdef Py_ssize_t _collapsed_length(str text):
-    """``len(" ".join(text.split()))``: the characters that are not white space, and one
-    space between each two words. Strings of one byte per character (most runs, and
-    the white space between tags) are read through a table."""
-    cdef Py_ssize_t n = len(text), i, count = 0, words = 0
-    cdef const uint8_t* chars
-    cdef bint space = True, here
+#: The code units of a string of each kind (one, two or four bytes a character).
+ctypedef fused _Unit:
+    uint8_t
+    uint16_t
+    uint32_t
+
+
+cdef Py_ssize_t _collapsed_units(const _Unit* units, Py_ssize_t n, _Unit* out) noexcept:
+    """:func:`_collapsed` of the ``n`` characters at ``units`` (one loop per string kind;
+    characters below 256 tested through a table)."""
+    cdef Py_ssize_t i, length = 0
+    cdef bint pending = False  # white space after a word
     cdef Py_UCS4 ch
-    if PyUnicode_KIND(text) == PyUnicode_1BYTE_KIND:
-        chars = <const uint8_t*>PyUnicode_1BYTE_DATA(text)
-        for i in range(n):
-            here = _SPACE_UCS1[chars[i]]
-            words += space and not here
-            count += not here
-            space = here
-    else:
-        for ch in text:
-            here = Py_UNICODE_ISSPACE(ch)
-            words += space and not here
-            count += not here
-            space = here
-    return count + words - 1 if words else 0
+    for i in range(n):
+        ch = units[i]
+        if _SPACE_UCS1[ch] if ch < 256 else Py_UNICODE_ISSPACE(ch):
+            pending = length > 0
+            continue
+        if pending:
+            if out is not NULL:
+                out[length] = 32
+            length += 1
+            pending = False
+        if out is not NULL:
+            out[length] = <_Unit>ch
+        length += 1
+    return length
+
+
+cdef Py_ssize_t _collapsed(str text, void* out) noexcept:
+    """``len(" ".join(text.split()))``: the characters that are not white space
+    (``str.split``'s is ``Py_UNICODE_ISSPACE``), and one space between each two words;
+    those characters written to ``out`` (of ``text``'s kind, room for its length) unless
+    it is NULL."""
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text)
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    if kind == PyUnicode_1BYTE_KIND:
+        return _collapsed_units(<const uint8_t*>data, n, <uint8_t*>out)
+    if kind == PyUnicode_2BYTE_KIND:
+        return _collapsed_units(<const uint16_t*>data, n, <uint16_t*>out)
+    return _collapsed_units(<const uint32_t*>data, n, <uint32_t*>out)
+
+
+cdef inline Py_ssize_t _collapsed_length(str text) noexcept:
+    """``len(" ".join(text.split()))`` (:func:`_collapsed`)."""
+    return _collapsed(text, NULL)
 
 
 def piece_lengths(list texts, const int32_t[::1] pieces):
@@ -1594,6 +1621,48 @@ def text_lines(list texts, const int32_t[::1] pieces):
     cdef Py_ssize_t length = _lines(texts, pieces, 0, NULL, &widest)
     cdef str out = PyUnicode_New(length, widest)
     _lines(texts, pieces, PyUnicode_KIND(out), PyUnicode_DATA(out), &widest)
+    return out
+
+
+def span_texts(list texts, const int64_t[::1] starts, const int64_t[::1] stops):
+    """Per span ``[starts[k], stops[k])`` of ``texts`` (checked), its texts joined with
+    their white space collapsed: ``" ".join("".join(texts[starts[k]:stops[k]]).split())``
+    (``str.split``'s white space is ``Py_UNICODE_ISSPACE``), what
+    :meth:`~scrapy_tagratio.document.Document.block_texts` gives per layout block: the
+    joined text collapsed by :func:`_collapsed` into a buffer, made a string of its
+    widest character (white space of a wider kind may be gone), and no list of words;
+    a text that is already collapsed is returned as it is."""
+    cdef Py_ssize_t spans = starts.shape[0], count = len(texts), k, length, size = 0
+    if stops.shape[0] != spans:
+        raise ValueError("one stop per start")
+    for k in range(spans):
+        if not 0 <= starts[k] <= stops[k] <= count:
+            raise IndexError(f"span [{starts[k]}, {stops[k]}) is not within {count} texts")
+    cdef list out = [None] * spans
+    cdef str text
+    cdef int kind
+    cdef void* buffer = NULL
+    try:
+        for k in range(spans):
+            if stops[k] - starts[k] == 1:
+                text = <str?>texts[starts[k]]
+            else:
+                text = "".join(texts[starts[k]:stops[k]])
+            kind = PyUnicode_KIND(text)
+            if PyUnicode_GET_LENGTH(text) * kind > size:
+                size = PyUnicode_GET_LENGTH(text) * kind
+                PyMem_Free(buffer)
+                buffer = PyMem_Malloc(size)
+                if buffer is NULL:
+                    raise MemoryError()
+            length = _collapsed(text, buffer)
+            if length < PyUnicode_GET_LENGTH(text) or memcmp(
+                buffer, PyUnicode_DATA(text), length * kind
+            ):
+                text = PyUnicode_FromKindAndData(kind, buffer, length)
+            out[k] = text
+    finally:
+        PyMem_Free(buffer)
     return out
 
 

@@ -379,13 +379,20 @@ class Document:
 
     def block_texts(self, blocks: np.ndarray) -> list[str]:
         """Per node of ``blocks``, the text its layout block owns (the pieces whose
-        element's nearest block, :attr:`NodeTable.block`, it is), white space collapsed."""
+        element's nearest block, :attr:`NodeTable.block`, it is), white space collapsed:
+        with the compiled kernel, each built in C from its pieces
+        (:func:`~scrapy_tagratio._kernel.span_texts`), else joined and split by ``str``'s
+        methods; the same texts."""
         block_of, texts = self.pieces_by_block
-        starts = np.searchsorted(block_of, blocks).tolist()
-        ends = np.searchsorted(block_of, blocks, side="right").tolist()
+        starts = np.searchsorted(block_of, blocks)
+        ends = np.searchsorted(block_of, blocks, side="right")
+        kernel = active_kernel()
+        if kernel is not None:
+            found: list[str] = kernel.span_texts(texts, starts, ends)
+            return found
         return [
             " ".join("".join(texts[start:end]).split())
-            for start, end in zip(starts, ends, strict=True)
+            for start, end in zip(starts.tolist(), ends.tolist(), strict=True)
         ]
 
     def block_text(self, block: int) -> str:
