@@ -411,10 +411,11 @@ class Document:
         last = np.full(len(walk.table), -1, dtype=np.int64)
         np.maximum.at(last, block_of, events)
         chosen = last[blocks]
+        # The runs of text of the chosen events, -1 where a block has none.
+        pieces = np.where(chosen >= 0, walk.piece[chosen], -1).tolist()
         texts = walk.texts
         return [
-            texts[walk.piece[event]].rstrip().rstrip(closing)[-1:] if event >= 0 else ""
-            for event in chosen.tolist()
+            texts[piece].rstrip().rstrip(closing)[-1:] if piece >= 0 else "" for piece in pieces
         ]
 
     def few_block_texts(self, blocks: np.ndarray) -> list[str]:

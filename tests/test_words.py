@@ -125,6 +125,27 @@ def test_the_kernels_word_hashes_are_those_of_re_and_zlib(texts: list[str], max_
     assert kernel_hashes(texts, max_words) == reference_hashes(texts, max_words)
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    texts=st.lists(st.text(st.sampled_from("ab AB_1\u00e9\u0130\u4e2d-")), max_size=8),
+    max_words=st.integers(0, 3),
+)
+def test_hashed_words_are_each_texts_sorted_distinct_buckets(
+    texts: list[str], max_words: int
+) -> None:
+    """Per text, its buckets in order and without repeats (:func:`numpy.unique`'s of its
+    words' buckets, as the module description defines them; none over ``max_words``
+    words), on texts sharing words and buckets (``BITS`` is small)."""
+    hashed = hashed_words(texts, BITS, max_words)
+    for i, text in enumerate(texts):
+        words = re.findall(r"\w+", text.lower())
+        kept = not max_words or len(words) <= max_words
+        expected = sorted({bucket(word) for word in words}) if kept else []
+        assert hashed.buckets[hashed.starts[i] : hashed.starts[i + 1]].tolist() == expected
+        assert hashed.words[i] == len(words)
+    assert hashed.starts[0] == 0 and hashed.starts[-1] == len(hashed.buckets)
+
+
 @needs_kernel
 def test_the_kernel_refuses_a_negative_word_limit() -> None:
     with pytest.raises(ValueError, match="max_words must be 0 or more, not -1"):
