@@ -40,9 +40,8 @@ from cpython.ref cimport Py_INCREF, Py_XDECREF
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, uintptr_t
 from cpython.unicode cimport (
     Py_UNICODE_ISALNUM, Py_UNICODE_ISSPACE, PyUnicode_1BYTE_DATA, PyUnicode_1BYTE_KIND,
-    PyUnicode_2BYTE_KIND,
-    PyUnicode_DATA, PyUnicode_DecodeUTF8, PyUnicode_FromKindAndData, PyUnicode_GET_LENGTH,
-    PyUnicode_KIND, PyUnicode_New, PyUnicode_READ, PyUnicode_WRITE,
+    PyUnicode_2BYTE_KIND, PyUnicode_DATA, PyUnicode_DecodeUTF8, PyUnicode_FromKindAndData,
+    PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_New, PyUnicode_READ, PyUnicode_WRITE,
 )
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 from libc.stdlib cimport qsort
@@ -1624,20 +1623,28 @@ def text_lines(list texts, const int32_t[::1] pieces):
     return out
 
 
-def span_texts(list texts, const int64_t[::1] starts, const int64_t[::1] stops):
-    """Per span ``[starts[k], stops[k])`` of ``texts`` (checked), its texts joined with
-    their white space collapsed: ``" ".join("".join(texts[starts[k]:stops[k]]).split())``
+def span_texts(
+    list texts, const int32_t[::1] pieces, const int64_t[::1] starts, const int64_t[::1] stops
+):
+    """Per span ``[starts[k], stops[k])`` of ``pieces`` (indices into ``texts``; all
+    checked), its runs of text joined with their white space collapsed:
+    ``" ".join("".join([texts[p] for p in pieces[starts[k]:stops[k]]]).split())``
     (``str.split``'s white space is ``Py_UNICODE_ISSPACE``), what
     :meth:`~scrapy_tagratio.document.Document.block_texts` gives per layout block: the
     joined text collapsed by :func:`_collapsed` into a buffer, made a string of its
     widest character (white space of a wider kind may be gone), and no list of words;
     a text that is already collapsed is returned as it is."""
-    cdef Py_ssize_t spans = starts.shape[0], count = len(texts), k, length, size = 0
+    cdef Py_ssize_t spans = starts.shape[0], count = len(texts), k, i, length, size = 0
     if stops.shape[0] != spans:
         raise ValueError("one stop per start")
     for k in range(spans):
-        if not 0 <= starts[k] <= stops[k] <= count:
-            raise IndexError(f"span [{starts[k]}, {stops[k]}) is not within {count} texts")
+        if not 0 <= starts[k] <= stops[k] <= pieces.shape[0]:
+            raise IndexError(
+                f"span [{starts[k]}, {stops[k]}) is not within {pieces.shape[0]} pieces"
+            )
+    for i in range(pieces.shape[0]):
+        if pieces[i] < 0 or pieces[i] >= count:
+            raise IndexError(f"piece {pieces[i]} is not one of the {count} runs of text")
     cdef list out = [None] * spans
     cdef str text
     cdef int kind
@@ -1645,9 +1652,9 @@ def span_texts(list texts, const int64_t[::1] starts, const int64_t[::1] stops):
     try:
         for k in range(spans):
             if stops[k] - starts[k] == 1:
-                text = <str?>texts[starts[k]]
+                text = <str?>texts[pieces[starts[k]]]
             else:
-                text = "".join(texts[starts[k]:stops[k]])
+                text = "".join([texts[pieces[i]] for i in range(starts[k], stops[k])])
             kind = PyUnicode_KIND(text)
             if PyUnicode_GET_LENGTH(text) * kind > size:
                 size = PyUnicode_GET_LENGTH(text) * kind

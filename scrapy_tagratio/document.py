@@ -366,30 +366,38 @@ class Document:
         return reader_text("\n".join(filter(None, parts)))
 
     @cached_property
-    def pieces_by_block(self) -> tuple[np.ndarray, list[str]]:
+    def _pieces_in_block_order(self) -> tuple[np.ndarray, np.ndarray]:
         """The page's text pieces ordered by the layout block owning them
-        (:attr:`NodeTable.block` of their element; within a block, in document order),
-        and that block of each piece: what :meth:`block_texts` and the site memory's
-        fingerprints read, sorted once per page."""
+        (:attr:`NodeTable.block` of their element; within a block, in document order):
+        that block of each, and its index in the page's runs of text (int32)."""
         walk = self._walk
         text_events = np.flatnonzero(walk.kinds == EVENT_TEXT)
         block_of = walk.table.block[walk.owners[text_events]]
         order = np.argsort(block_of, kind="stable")
-        return block_of[order], walk.pieces[walk.piece[text_events][order]].tolist()
+        return block_of[order], walk.piece[text_events][order]
+
+    @cached_property
+    def pieces_by_block(self) -> tuple[np.ndarray, list[str]]:
+        """The page's text pieces ordered by the layout block owning them
+        (:attr:`_pieces_in_block_order`), and that block of each piece: what the pure
+        path's :meth:`block_texts` and the site memory's fingerprints read."""
+        block_of, pieces = self._pieces_in_block_order
+        return block_of, self._walk.pieces[pieces].tolist()
 
     def block_texts(self, blocks: np.ndarray) -> list[str]:
         """Per node of ``blocks``, the text its layout block owns (the pieces whose
         element's nearest block, :attr:`NodeTable.block`, it is), white space collapsed:
-        with the compiled kernel, each built in C from its pieces
-        (:func:`~scrapy_tagratio._kernel.span_texts`), else joined and split by ``str``'s
-        methods; the same texts."""
-        block_of, texts = self.pieces_by_block
+        with the compiled kernel, each built in C from its runs of text
+        (:func:`~scrapy_tagratio._kernel.span_texts`; no list of the pieces' strings), else
+        joined and split by ``str``'s methods; the same texts."""
+        block_of, pieces = self._pieces_in_block_order
         starts = np.searchsorted(block_of, blocks)
         ends = np.searchsorted(block_of, blocks, side="right")
         kernel = active_kernel()
         if kernel is not None:
-            found: list[str] = kernel.span_texts(texts, starts, ends)
+            found: list[str] = kernel.span_texts(self._walk.texts, pieces, starts, ends)
             return found
+        texts = self.pieces_by_block[1]
         return [
             " ".join("".join(texts[start:end]).split())
             for start, end in zip(starts.tolist(), ends.tolist(), strict=True)

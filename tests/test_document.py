@@ -658,29 +658,35 @@ def _block_text(runs: list[str]) -> str:
     return " ".join("".join(runs).split())
 
 
-def _span_texts(runs: list[str], spans: list[tuple[int, int]]) -> list[str]:
-    """The kernel's ``span_texts`` of the ``[start, stop)`` spans of ``runs``."""
+def _span_texts(runs: list[str], pieces: list[int], spans: list[tuple[int, int]]) -> list[str]:
+    """The kernel's ``span_texts`` of the ``[start, stop)`` spans of ``pieces`` (indices
+    into ``runs``)."""
     from scrapy_tagratio import _kernel  # type: ignore[attr-defined]
 
     ends = np.array(spans, dtype=np.int64).reshape(-1, 2)
-    found: list[str] = _kernel.span_texts(runs, ends[:, 0].copy(), ends[:, 1].copy())
+    found: list[str] = _kernel.span_texts(
+        runs, np.array(pieces, dtype=np.int32), ends[:, 0].copy(), ends[:, 1].copy()
+    )
     return found
 
 
 @pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
 def test_the_kernels_block_texts_are_str_splits_on_every_width_and_white_space() -> None:
     """``span_texts`` (the kernel's :meth:`Document.block_texts`) of every span of
-    :data:`_TRICKY_RUNS` is the runs joined and split by ``str``: the same characters,
-    and the same width of string (a string built wider than its widest character
-    compares unequal to Python's own)."""
-    spans = [(a, b) for a in range(len(_TRICKY_RUNS) + 1) for b in range(a, len(_TRICKY_RUNS) + 1)]
-    expected = [_block_text(_TRICKY_RUNS[a:b]) for a, b in spans]
-    assert _span_texts(_TRICKY_RUNS, spans) == expected
+    :data:`_TRICKY_RUNS`, in order and in reverse, is the runs joined and split by
+    ``str``: the same characters, and the same width of string (a string built wider
+    than its widest character compares unequal to Python's own)."""
+    n = len(_TRICKY_RUNS)
+    spans = [(a, b) for a in range(n + 1) for b in range(a, n + 1)]
+    for pieces in (list(range(n)), list(range(n))[::-1]):
+        runs = [_TRICKY_RUNS[p] for p in pieces]
+        expected = [_block_text(runs[a:b]) for a, b in spans]
+        assert _span_texts(_TRICKY_RUNS, pieces, spans) == expected
     # Spot checks of the definition itself: a word cut over two runs is one word; every
     # kind of white space goes; wide white space leaves a one-byte string.
     assert _block_text(_TRICKY_RUNS[2:4]) == "words cut"
     assert _block_text(_TRICKY_RUNS[4:7]) == "caf\xe9 \xbd narrow"
-    assert _span_texts(_TRICKY_RUNS, [(6, 7)]) == ["narrow"]
+    assert _span_texts(_TRICKY_RUNS, [6], [(0, 1)]) == ["narrow"]
 
 
 @pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
@@ -690,26 +696,34 @@ def test_the_kernels_block_texts_are_str_splits_on_every_width_and_white_space()
     st.data(),
 )
 def test_the_kernels_block_texts_are_str_splits(runs: list[str], data: Any) -> None:
-    """On random runs of white space of every kind and characters of every width, and
-    random spans of them (empty, repeated, overlapping), ``span_texts`` is the runs
-    joined and split by ``str``."""
-    ends = st.integers(0, len(runs))
+    """On random runs of white space of every kind and characters of every width, in
+    any order (repeated too), and random spans of them (empty, repeated, overlapping),
+    ``span_texts`` is the runs joined and split by ``str``."""
+    pieces = data.draw(st.lists(st.integers(0, len(runs) - 1), max_size=10)) if runs else []
+    ends = st.integers(0, len(pieces))
     spans = data.draw(st.lists(st.tuples(ends, ends).map(sorted).map(tuple), max_size=6))
-    assert _span_texts(runs, spans) == [_block_text(runs[a:b]) for a, b in spans]
+    expected = [_block_text([runs[p] for p in pieces[a:b]]) for a, b in spans]
+    assert _span_texts(runs, pieces, spans) == expected
 
 
 @pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
-def test_the_kernels_block_texts_refuse_spans_outside_the_runs() -> None:
+def test_the_kernels_block_texts_refuse_what_they_would_read_out_of_bounds() -> None:
     from scrapy_tagratio import _kernel
 
-    with pytest.raises(IndexError, match=r"span \[1, 3\) is not within 2 texts"):
-        _span_texts(["a", "b"], [(0, 1), (1, 3)])
+    with pytest.raises(IndexError, match=r"span \[1, 3\) is not within 2 pieces"):
+        _span_texts(["a", "b"], [0, 1], [(0, 1), (1, 3)])
     with pytest.raises(IndexError, match=r"span \[2, 1\)"):
-        _span_texts(["a", "b"], [(2, 1)])
+        _span_texts(["a", "b"], [0, 1], [(2, 1)])
+    with pytest.raises(IndexError, match="piece 2 is not one of the 2 runs of text"):
+        _span_texts(["a", "b"], [0, 2], [(0, 1)])
+    with pytest.raises(IndexError, match="piece -1 is not one of the 2 runs of text"):
+        _span_texts(["a", "b"], [-1], [])
     with pytest.raises(ValueError, match="one stop per start"):
-        _kernel.span_texts(["a"], np.zeros(1, np.int64), np.zeros(2, np.int64))
+        _kernel.span_texts(
+            ["a"], np.zeros(1, np.int32), np.zeros(1, np.int64), np.zeros(2, np.int64)
+        )
     with pytest.raises(TypeError):
-        _span_texts(["a", b"b"], [(1, 2)])
+        _span_texts(["a", b"b"], [1], [(0, 1)])
 
 
 @pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
