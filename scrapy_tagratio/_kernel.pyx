@@ -716,7 +716,7 @@ ctypedef fused _Unit:
     uint32_t
 
 
-cdef Py_ssize_t _collapsed_units(const _Unit* units, Py_ssize_t n, _Unit* out) noexcept:
+cdef inline Py_ssize_t _collapsed_units(const _Unit* units, Py_ssize_t n, _Unit* out) noexcept:
     """:func:`_collapsed` of the ``n`` characters at ``units`` (one loop per string kind;
     characters below 256 tested through a table)."""
     cdef Py_ssize_t i, length = 0
@@ -738,7 +738,7 @@ cdef Py_ssize_t _collapsed_units(const _Unit* units, Py_ssize_t n, _Unit* out) n
     return length
 
 
-cdef Py_ssize_t _collapsed(str text, void* out) noexcept:
+cdef inline Py_ssize_t _collapsed(str text, void* out) noexcept:
     """``len(" ".join(text.split()))``: the characters that are not white space
     (``str.split``'s is ``Py_UNICODE_ISSPACE``), and one space between each two words;
     those characters written to ``out`` (of ``text``'s kind, room for its length) unless
