@@ -961,11 +961,11 @@ cdef inline Py_ssize_t _word_at(
 
 def word_hashes(list texts, Py_ssize_t max_words):
     """Per text of ``texts`` lower-cased (``str.lower``), its number of words (runs of the
-    characters ``re`` calls word characters, ``\\w``); and the CRC-32 of each word's UTF-8
-    bytes (``zlib.crc32``), word after word, of the texts of at most ``max_words`` words
-    (of every text with 0): both as the bytes of int64s. What
-    :func:`~scrapy_tagratio.algorithms.words.word_hashes` finds with ``re`` and ``zlib``,
-    without a Python string per word."""
+    characters ``re`` calls word characters, ``\\w``), counted up to ``max_words + 1``
+    (every word with 0); and the CRC-32 of each word's UTF-8 bytes (``zlib.crc32``), word
+    after word, of the texts of at most ``max_words`` words (of every text with 0): both as
+    the bytes of int64s. What :func:`~scrapy_tagratio.algorithms.words.word_hashes` finds
+    with ``re`` and ``zlib``, without a Python string per word."""
     if max_words < 0:
         raise ValueError(f"max_words must be 0 or more, not {max_words}")
     cdef Py_ssize_t n = len(texts), k, total = 0
@@ -975,14 +975,14 @@ def word_hashes(list texts, Py_ssize_t max_words):
     cdef str lowered
     for k in range(n):
         lowered = (<str?>texts[k]).lower()
-        counts[k] = _crc_words(lowered, NULL)
+        counts[k] = _crc_words(lowered, NULL, max_words + 1 if max_words else 0)
         if not max_words or counts[k] <= max_words:
             hashed_texts.append(lowered)
             total += counts[k]
     cdef bytearray hashed = PyByteArray_FromStringAndSize(NULL, total * sizeof(int64_t))
     cdef int64_t* hashes = <int64_t*>PyByteArray_AS_STRING(hashed)
     for lowered in hashed_texts:
-        hashes += _crc_words(lowered, hashes)
+        hashes += _crc_words(lowered, hashes, 0)
     return counted, hashed
 
 
@@ -1015,9 +1015,9 @@ cdef inline uint32_t _crc_character(uint32_t crc, uint32_t code) noexcept:
     return _crc_byte(crc, 0x80 | (code & 0x3F))
 
 
-cdef Py_ssize_t _crc_words(str text, int64_t* hashes) noexcept:
-    """The number of words (runs of ``\\w``) of ``text``; their CRC-32s written to
-    ``hashes`` in order unless it is NULL."""
+cdef Py_ssize_t _crc_words(str text, int64_t* hashes, Py_ssize_t most) noexcept:
+    """The number of words (runs of ``\\w``) of ``text``, counted up to ``most`` (every
+    word with 0); their CRC-32s written to ``hashes`` in order unless it is NULL."""
     cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i, words = 0
     cdef int kind = PyUnicode_KIND(text)
     cdef void* data = PyUnicode_DATA(text)
@@ -1036,6 +1036,8 @@ cdef Py_ssize_t _crc_words(str text, int64_t* hashes) noexcept:
                 crc = 0xFFFFFFFF
             words += 1
             inside = False
+            if words == most:
+                return words
     if inside:
         if hashes is not NULL:
             hashes[words] = crc ^ 0xFFFFFFFF

@@ -365,11 +365,12 @@ class Document:
             parts.append("\n".join(filter(None, map(str.strip, text.split(_BREAK)))))
         return reader_text("\n".join(filter(None, parts)))
 
-    @cached_property
     def _pieces_in_block_order(self) -> tuple[np.ndarray, np.ndarray]:
         """The page's text pieces ordered by the layout block owning them
         (:attr:`NodeTable.block` of their element; within a block, in document order):
-        that block of each, and its index in the page's runs of text (int32)."""
+        that block of each, and its index in the page's runs of text (int32). Not kept:
+        on a large page the two arrays are MB that the block texts need only while they
+        are built."""
         walk = self._walk
         text_events = np.flatnonzero(walk.kinds == EVENT_TEXT)
         block_of = walk.table.block[walk.owners[text_events]]
@@ -379,29 +380,42 @@ class Document:
     @cached_property
     def pieces_by_block(self) -> tuple[np.ndarray, list[str]]:
         """The page's text pieces ordered by the layout block owning them
-        (:attr:`_pieces_in_block_order`), and that block of each piece: what the pure
-        path's :meth:`block_texts` and the site memory's fingerprints read."""
-        block_of, pieces = self._pieces_in_block_order
+        (:meth:`_pieces_in_block_order`), and that block of each piece: what the site
+        memory's fingerprints read."""
+        block_of, pieces = self._pieces_in_block_order()
         return block_of, self._walk.pieces[pieces].tolist()
 
     def block_texts(self, blocks: np.ndarray) -> list[str]:
         """Per node of ``blocks``, the text its layout block owns (the pieces whose
-        element's nearest block, :attr:`NodeTable.block`, it is), white space collapsed:
-        with the compiled kernel, each built in C from its runs of text
+        element's nearest block, :attr:`NodeTable.block`, it is), white space collapsed
+        (:meth:`block_text_chunks`)."""
+        return [
+            text for chunk in self.block_text_chunks(blocks, max(len(blocks), 1)) for text in chunk
+        ]
+
+    def block_text_chunks(self, blocks: np.ndarray, size: int) -> Iterator[list[str]]:
+        """:meth:`block_texts` of ``blocks``, ``size`` blocks at a time (a large page's texts
+        need not be held at once), the pieces ordered by block once: with the compiled
+        kernel, each text built in C from its runs of text
         (:func:`~scrapy_tagratio._kernel.span_texts`; no list of the pieces' strings), else
         joined and split by ``str``'s methods; the same texts."""
-        block_of, pieces = self._pieces_in_block_order
+        block_of, pieces = self._pieces_in_block_order()
         starts = np.searchsorted(block_of, blocks)
         ends = np.searchsorted(block_of, blocks, side="right")
         kernel = active_kernel()
-        if kernel is not None:
-            found: list[str] = kernel.span_texts(self._walk.texts, pieces, starts, ends)
-            return found
-        texts = self.pieces_by_block[1]
-        return [
-            " ".join("".join(texts[start:end]).split())
-            for start, end in zip(starts.tolist(), ends.tolist(), strict=True)
-        ]
+        # The pure path's runs in block order, from the list (the object array of
+        # :attr:`_Walk.pieces` is not built for this: it would stay, MB on a large page).
+        runs = self._walk.texts
+        texts = list(map(runs.__getitem__, pieces.tolist())) if kernel is None else []
+        for at in range(0, len(blocks), size):
+            chunk = slice(at, at + size)
+            if kernel is not None:
+                yield kernel.span_texts(self._walk.texts, pieces, starts[chunk], ends[chunk])
+                continue
+            yield [
+                " ".join("".join(texts[start:end]).split())
+                for start, end in zip(starts[chunk].tolist(), ends[chunk].tolist(), strict=True)
+            ]
 
     def block_text(self, block: int) -> str:
         """The text layout block ``block`` owns, as :meth:`block_texts` gives it."""

@@ -662,8 +662,10 @@ def block_features(
         yield ends_sentence
         yield previous(ends_sentence)
         yield following(ends_sentence)
-        yield 0.0 if words is None else words.scores(document.block_texts(blocks))
+        yield word_scores
 
+    # Before the matrix is allocated: on a large page it is tens of MB.
+    word_scores = 0.0 if words is None else words.block_scores(document, blocks)
     # float32: the values the model was fitted and validated on (the training script keeps
     # the features so), and half the memory of float64 on a large page.
     features = np.empty((len(blocks), len(FEATURES)), dtype=np.float32)

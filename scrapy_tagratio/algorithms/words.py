@@ -27,6 +27,7 @@ validated on the very scores the extractor computes).
 from __future__ import annotations
 
 import base64
+import functools
 import re
 import zlib
 from collections.abc import Sequence
@@ -35,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from ..document import Document
 from ..errors import ExtractionError
 from ..reader import active_kernel
 
@@ -42,12 +44,24 @@ __all__ = ["WORD", "HashedWords", "WordScores", "hashed_words", "word_hashes"]
 
 #: A word: a run of word characters (letters, digits and the underscore, in any script).
 WORD = re.compile(r"\w+")
+#: Blocks whose texts :meth:`WordScores.block_scores` builds at a time: a page of 200,000
+#: blocks (a 20 MB archive) would otherwise hold all their texts, tens of MB, at once.
+BLOCKS_AT_ONCE = 4096
+
+
+@functools.cache
+def _more_words_than(count: int) -> re.Pattern[str]:
+    """A pattern that matches at a text's start where it has more than ``count`` words
+    (:data:`WORD`; ``\\b`` makes each ``\\w+`` a whole word): one call in C tells a long
+    text from a short one without a string per word."""
+    return re.compile(rf"(?:\W*\w+\b){{{count + 1}}}")
 
 
 @dataclass(frozen=True)
 class HashedWords:
     """Texts as sets of hashed words, in compressed rows: text ``i``'s distinct buckets are
-    ``buckets[starts[i]:starts[i + 1]]``; ``words[i]`` is its number of words."""
+    ``buckets[starts[i]:starts[i + 1]]``; ``words[i]`` is its number of words (up to the
+    limit it was hashed with plus one, :func:`hashed_words`)."""
 
     starts: np.ndarray  # int64, len(texts) + 1
     buckets: np.ndarray  # int64
@@ -55,22 +69,26 @@ class HashedWords:
 
 
 def word_hashes(texts: Sequence[str], max_words: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per text, lower-cased, its number of words (:data:`WORD`); and the CRC-32 of each
-    word's UTF-8 bytes (:func:`zlib.crc32`), word after word, of the texts of at most
-    ``max_words`` words (of every text with 0): int64 arrays. In C with the compiled
-    kernel (:func:`~scrapy_tagratio._kernel.word_hashes`: no Python string per word), else
-    with ``re`` and ``zlib``: the same figures."""
+    """Per text, lower-cased, its number of words (:data:`WORD`), counted up to
+    ``max_words + 1`` (a longer text's words are neither counted nor hashed; every word
+    with 0); and the CRC-32 of each word's UTF-8 bytes (:func:`zlib.crc32`), word after
+    word, of the texts of at most ``max_words`` words (of every text with 0): int64
+    arrays. In C with the compiled kernel (:func:`~scrapy_tagratio._kernel.word_hashes`:
+    no Python string per word), else with ``re`` and ``zlib``: the same figures."""
     kernel = active_kernel()
     if kernel is not None:
         counted, hashed_bytes = kernel.word_hashes(list(texts), max_words)
         return np.frombuffer(counted, dtype=np.int64), np.frombuffer(hashed_bytes, dtype=np.int64)
     counts: list[int] = []
     hashed: list[str] = []  # the words of the texts of at most max_words words
+    longer = _more_words_than(max_words).match if max_words else lambda text: None
     for text in map(str.lower, texts):
+        if longer(text):
+            counts.append(max_words + 1)
+            continue
         words = WORD.findall(text)
         counts.append(len(words))
-        if not max_words or len(words) <= max_words:
-            hashed.extend(words)
+        hashed.extend(words)
     hashes = map(zlib.crc32, map(str.encode, hashed))
     return np.array(counts, dtype=np.int64), np.fromiter(hashes, dtype=np.int64, count=len(hashed))
 
@@ -78,10 +96,11 @@ def word_hashes(texts: Sequence[str], max_words: int) -> tuple[np.ndarray, np.nd
 def hashed_words(texts: Sequence[str], bits: int, max_words: int = 0) -> HashedWords:
     """The distinct ``bits``-bit buckets of the words of each text of at most ``max_words``
     words (of every text with 0; a longer text has none), and every text's number of
-    words (see the module description): the words hashed by :func:`word_hashes`, each
-    text's buckets made distinct and sorted by one sort of (text, bucket) keys, the
-    distinct ones those unlike their predecessor (:func:`numpy.unique`'s result; numpy
-    2's hash table behind it takes several times as long on a page's thousand keys)."""
+    words up to ``max_words + 1`` (see the module description): the words hashed by
+    :func:`word_hashes`, each text's buckets made distinct and sorted by one sort of
+    (text, bucket) keys, the distinct ones those unlike their predecessor
+    (:func:`numpy.unique`'s result; numpy 2's hash table behind it takes several times as
+    long on a page's thousand keys)."""
     counts, hashes = word_hashes(texts, max_words)
     hashed = np.where(counts <= max_words, counts, 0) if max_words else counts
     text_of = np.repeat(np.arange(len(counts), dtype=np.int64), hashed)
@@ -121,6 +140,13 @@ class WordScores:
     def scores(self, texts: Sequence[str]) -> np.ndarray:
         """Per text, its log-odds (float32; see :meth:`scores_of`)."""
         return self.scores_of(hashed_words(texts, self.bits, self.max_words))
+
+    def block_scores(self, document: Document, blocks: np.ndarray) -> np.ndarray:
+        """Per node of ``blocks``, the log-odds of the text its layout block owns
+        (:meth:`Document.block_texts`), the texts built :data:`BLOCKS_AT_ONCE` blocks at a
+        time (:meth:`Document.block_text_chunks`)."""
+        chunks = document.block_text_chunks(blocks, BLOCKS_AT_ONCE)
+        return np.concatenate([np.zeros(0, np.float32), *map(self.scores, chunks)])
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> WordScores:
