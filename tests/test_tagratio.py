@@ -15,6 +15,7 @@ from scrapy_tagratio.algorithms.cetd import CECTD, density_sum
 from scrapy_tagratio.algorithms.tagratio import (
     FEATURES,
     MODEL_NAME,
+    SENTENCE_CLOSING,
     TagRatio,
     block_features,
     content_probability,
@@ -1211,3 +1212,54 @@ def test_the_shipped_word_model_reads_short_furniture_lines_as_furniture() -> No
     assert furniture.max() < prose.min() - 1.0
     long_sentence = "The council met on Tuesday evening and agreed to repair the old sea wall " * 2
     assert words.max_words == 12 and words.scores([long_sentence]).tolist() == [0.0]
+
+
+def _sentence_ends(body: str) -> dict[str, tuple[str, bool]]:
+    """Per block text of a page of ``body``: its end (:meth:`Document.block_ends`) and
+    its ``ends_sentence`` feature."""
+    doc = Document.from_input(f"<html><body>{body}</body></html>")
+    blocks, features, _, _ = block_features(doc, None)
+    ends = doc.block_ends(blocks, SENTENCE_CLOSING)
+    flags = features[:, FEATURES.index("ends_sentence")] > 0
+    return {
+        text: (end, bool(flag))
+        for text, end, flag in zip(doc.block_texts(blocks), ends, flags, strict=True)
+    }
+
+
+def test_a_block_ends_as_a_sentence_after_its_closing_quotes() -> None:
+    """A block's end is its text's last character once trailing white space and closing
+    quotes and brackets are stripped, read from its last non-blank piece: a full stop,
+    question or exclamation mark (Latin or CJK) or an ellipsis ends a sentence; a colon, a
+    word or an emoji does not; its neighbours' flags are its previous and next block's."""
+    ends = _sentence_ends(
+        "<p>It ended.</p><p>He said \u201cstop!\u201d</p><p>Read also:</p>"
+        "<p>One <span>two?</span>  \n </p><p>Photo: Reuters</p><p>\u7d42\u308f\u308a\u3002</p>"
+        "<p>Wait\u2026 (really)</p><p>end \U0001f600</p>"
+    )
+    assert ends == {
+        "It ended.": (".", True),
+        "He said \u201cstop!\u201d": ("!", True),
+        "Read also:": (":", False),
+        "One two?": ("?", True),
+        "Photo: Reuters": ("s", False),
+        "\u7d42\u308f\u308a\u3002": ("\u3002", True),
+        "Wait\u2026 (really)": ("y", False),
+        "end \U0001f600": ("\U0001f600", False),
+    }
+    # A piece of closing characters alone reads as no end (documented: one piece is read).
+    assert _sentence_ends("<p>Quoted.<b>\u201d</b></p>") == {"Quoted.\u201d": ("", False)}
+    doc = Document.from_input("<html><body><p>First.</p><p>Second</p><p>Third.</p></body></html>")
+    _, features, _, _ = block_features(doc, None)
+    columns = [FEATURES.index(name) for name in ("ends_sentence", "previous_ends_sentence")]
+    assert features[:, columns].tolist() == [[1, 0], [0, 1], [1, 0]]
+    assert features[:, FEATURES.index("next_ends_sentence")].tolist() == [0, 1, 0]
+
+
+@pytest.mark.xfail(strict=True, reason="known: white space before a closing mark is kept")
+def test_a_sentence_before_a_spaced_closing_guillemet_ends_as_a_sentence() -> None:
+    """French sets a space before a closing guillemet ("en feu. \u00bb"); the block ends
+    as a sentence. Not so today: only white space after the closing marks is stripped, so
+    the end reads as the space (15 of 70,851 blocks of every fifth pool page differ from
+    their text's end so; fixing it changes the model's inputs: a refit)."""
+    assert _sentence_ends("<p>La for\u00eat en feu. \u00bb</p>")["La for\u00eat en feu. \u00bb"][1]
