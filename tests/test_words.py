@@ -100,6 +100,28 @@ def test_word_model_round_trips_through_its_file_form() -> None:
         WordScores.from_dict({"bits": BITS})
 
 
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"bits": -1},  # was a ValueError of the shift
+        {"max_words": -1},  # was the kernel's ValueError on every page
+        {"intercept": "nan"},  # was a NaN feature on every page
+        {
+            "weights": WordScores(BITS, 12, np.full(1 << BITS, np.inf, np.float32), 0).to_dict()[
+                "weights"
+            ]
+        },
+    ],
+)
+def test_a_malformed_word_model_is_refused_when_read(change: dict[str, object]) -> None:
+    """A word model whose bits or word limit are negative, or whose intercept or weights
+    are not finite, is refused as its file is read (ExtractionError), not on each page
+    with another exception or a NaN feature."""
+    model = WordScores(BITS, 12, np.zeros(1 << BITS, dtype=np.float32), 0.0)
+    with pytest.raises(ExtractionError, match="word model"):
+        WordScores.from_dict({**model.to_dict(), **change})
+
+
 @pytest.mark.parametrize("max_words", [0, 1, 3])
 def test_word_hashes_are_res_words_hashed_by_zlib_on_both_paths(
     max_words: int, monkeypatch: pytest.MonkeyPatch

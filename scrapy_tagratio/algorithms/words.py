@@ -150,7 +150,9 @@ class WordScores:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> WordScores:
-        """The word model as its model file holds it; :class:`ExtractionError` if malformed."""
+        """The word model as its model file holds it; :class:`ExtractionError` if malformed
+        (a negative size or limit, a weight or intercept not finite, weights not ``2 **
+        bits``): read once per process, so a bad file fails there, not on every page."""
         try:
             bits = int(data["bits"])
             weights = np.frombuffer(base64.b64decode(data["weights"]), dtype="<f2")
@@ -159,6 +161,10 @@ class WordScores:
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ExtractionError(f"malformed word model: {exc}") from exc
+        if bits < 0 or model.max_words < 0:
+            raise ExtractionError(f"malformed word model: bits {bits}, max_words {model.max_words}")
+        if not (np.isfinite(model.intercept) and np.isfinite(model.weights).all()):
+            raise ExtractionError("malformed word model: an intercept or weight is not finite")
         if len(model.weights) != 1 << bits:
             raise ExtractionError(f"word model has {len(model.weights)} weights for {bits} bits")
         return model
