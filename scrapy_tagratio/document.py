@@ -74,6 +74,31 @@ __all__ = [
 ]
 
 
+#: Texts longer than this are collapsed this many characters at a time
+#: (:func:`collapse_white_space`): ``str.split`` of a whole block of a million words holds
+#: a string per word (ten times the text's memory; so does ``re.sub``, which keeps every
+#: piece between its matches).
+SPLIT_MAX_CHARS = 10_000
+
+
+def collapse_white_space(text: str) -> str:
+    """``" ".join(text.split())``: white space collapsed to one space and stripped, a long
+    text split :data:`SPLIT_MAX_CHARS` characters at a time (a word cut by a chunk's end
+    is joined again: a space goes between two chunks' words only where white space was)."""
+    if len(text) <= SPLIT_MAX_CHARS:
+        return " ".join(text.split())
+    parts: list[str] = []
+    for at in range(0, len(text), SPLIT_MAX_CHARS):
+        chunk = text[at : at + SPLIT_MAX_CHARS]
+        collapsed = " ".join(chunk.split())
+        if not collapsed:
+            continue
+        if parts and (chunk[0].isspace() or text[at - 1].isspace()):
+            parts.append(" ")
+        parts.append(collapsed)
+    return "".join(parts)
+
+
 @dataclass(frozen=True, eq=False)
 class _Walk:
     """The node table and the document-order event stream of the body (cleaned) that
@@ -413,7 +438,7 @@ class Document:
                 yield kernel.span_texts(self._walk.texts, pieces, starts[chunk], ends[chunk])
                 continue
             yield [
-                " ".join("".join(texts[start:end]).split())
+                collapse_white_space("".join(texts[start:end]))
                 for start, end in zip(starts[chunk].tolist(), ends[chunk].tolist(), strict=True)
             ]
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import re
+import sys
+import tracemalloc
 import zlib
 from collections.abc import Sequence
 from unittest import mock
@@ -15,10 +17,16 @@ from hypothesis import strategies as st
 
 from benchmarks import _data
 from scrapy_tagratio import ExtractionError, reader
+from scrapy_tagratio import document as document_module
 from scrapy_tagratio.algorithms import words as words_module
 from scrapy_tagratio.algorithms.tagratio import block_features
 from scrapy_tagratio.algorithms.words import WordScores, hashed_words, word_hashes
-from scrapy_tagratio.document import Document, decode_html
+from scrapy_tagratio.document import (
+    SPLIT_MAX_CHARS,
+    Document,
+    collapse_white_space,
+    decode_html,
+)
 
 BITS = 8
 KERNEL = reader._KERNEL
@@ -240,3 +248,55 @@ def test_block_scores_built_in_chunks_are_the_scores_of_all_block_texts(
         chunked = model.block_scores(document, blocks)
         assert np.array_equal(chunked, model.scores(document.block_texts(blocks)))
         assert (chunked != 0).any() and (chunked == 0).any()  # short and long blocks
+
+
+def test_the_pure_paths_word_score_of_a_huge_block_holds_no_list_of_its_words(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without the kernel, the word score of a page of one block of a million words holds
+    no more than a few copies of the page: its block text is collapsed without the list of
+    a string per word that ``str.split`` builds (ten times the text's memory), and its
+    words are counted no further than the limit."""
+    page = "<html><body><p>" + "Alpha beta\n  gamma delta " * 250_000 + "</p></body></html>"
+    document = Document.from_input(page)
+    monkeypatch.setattr(document_module, "active_kernel", lambda: None)
+    monkeypatch.setattr(words_module, "active_kernel", lambda: None)
+    model = WordScores(BITS, 12, np.zeros(1 << BITS, dtype=np.float32), 0.5)
+    block_features(document, None)  # the page's tables, built once
+    tracemalloc.start()
+    try:
+        features = block_features(document, model)[1]
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.reset_peak()
+        block_features(document, None)
+        peak_without_words = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert features.shape[0] == 1 and features[0, -1] == 0.0  # over max_words: neutral
+    assert peak - peak_without_words < 3 * len(page)
+    text = document.block_texts(block_features(document, None)[0])[0]
+    assert text == " ".join(("Alpha beta\n  gamma delta " * 250_000).split())
+
+
+def test_a_long_texts_white_space_is_collapsed_as_str_split_does() -> None:
+    """:func:`collapse_white_space` of a text too long for ``str.split`` (the pattern's
+    path) is ``" ".join(text.split())``: every white space character of ``str`` (29, the
+    file and group separators among them) collapsed, the ends stripped; zero-width and
+    no-break characters that are not ``str`` white space kept."""
+    spaces = "".join(chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace())
+    assert len(spaces) == 29
+    kept = "\u200b\u2060\ufeff\u00ad"
+    unit = f"{spaces}word{kept}\u00e9\U0001f600 x\x1c\x1fy "
+    text = unit * (SPLIT_MAX_CHARS // len(unit) + 2)
+    assert len(text) > SPLIT_MAX_CHARS
+    assert collapse_white_space(text) == " ".join(text.split())
+    assert collapse_white_space(" a \n b ") == "a b"
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(st.sampled_from("ab \n\t\u00a0\u3000\x1c")))
+def test_white_space_collapsed_chunk_by_chunk_is_str_splits(text: str) -> None:
+    """Split a few characters at a time (chunk ends inside words and inside runs of white
+    space), the collapsed text is ``" ".join(text.split())``."""
+    with mock.patch.object(document_module, "SPLIT_MAX_CHARS", 3):
+        assert collapse_white_space(text) == " ".join(text.split())
