@@ -24,13 +24,31 @@ page's set:
   that keep or drop them do not change what the model learns, and :func:`predict` applies
   them as the extractor does, so the validation scores the extractor's choice.
 
-Each site weighs one in all: its pages share the weight, and a page's labelled blocks share
-the page's by their words. So long pages do not drown short ones, and a site with many pages
-(dragnet-dev holds 23 of one blog) does not teach its template many times over, which a
-model meant for sites it has never seen cannot use. The learner is scikit-learn's
-histogram gradient boosting (shallow trees), exported as plain arrays
-(:class:`scrapy_tagratio.algorithms.trees.BoostedTrees`) and checked against scikit-learn's
-own predictions before it is written.
+Each site weighs the same within its set: its pages share the weight, and a page's labelled
+blocks share the page's by what its set's measure counts in them: a full-text set's blocks
+by their words (word 4-gram F1 counts words), trafilatura-eval's by the snippets they hold
+(its snippet F counts each snippet once, whatever its length: weighed by words, a one-word
+prompt or credit that is a "without" snippet weighed almost nothing beside a paragraph).
+So long pages do not drown short ones, and a site with many pages (dragnet-dev holds 23 of
+one blog) does not teach its template many times over, which a model meant for sites it
+has never seen cannot use. The sets weigh in proportion to the square root of their numbers
+of sites (:func:`site_weights`): by sites alone trafilatura-eval's 982 sites were three
+quarters of the weight, and with its snippet weights its held-out models of the full-text
+sets learned that a short block is furniture, at the cost of their short paragraphs and
+list items; each set weighing one would give a set of 46 sites as much as one of 982.
+
+The learner is scikit-learn's histogram gradient boosting (shallow trees), exported as plain
+arrays (:class:`scrapy_tagratio.algorithms.trees.BoostedTrees`) and checked against
+scikit-learn's own predictions before it is written.
+
+The feature ``word_score`` is stacked (:func:`fit`): a word model
+(:mod:`scrapy_tagratio.algorithms.words`, a logistic regression over hashed words fitted by
+:func:`fit_words` on the same labelled blocks and weights) gives it; inside every fit, each
+training block's score comes from a word model of the other sites' pages
+(:data:`WORD_FOLDS` site-grouped folds of the training pages, :func:`out_of_fold_words`),
+so the trees learn how far to trust it on a site the word model has not seen, and the pages
+the model then scores (held-out ones, or the extractor's) get the word model of all its
+training pages, which the model file holds.
 
 Validation, printed and stored in the model file; every choice inside training folds:
 
@@ -72,7 +90,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.ensemble import HistGradientBoostingClassifier
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GroupKFold
 
 from scrapy_tagratio.algorithms.tagratio import (
     FEATURES,
@@ -81,8 +102,10 @@ from scrapy_tagratio.algorithms.tagratio import (
     block_features,
     content_probability,
     kept_blocks,
+    word_model,
 )
 from scrapy_tagratio.algorithms.trees import MODEL_VERSION, BoostedTrees
+from scrapy_tagratio.algorithms.words import HashedWords, WordScores, hashed_words
 from scrapy_tagratio.document import Document
 
 from . import _data, protocol
@@ -133,7 +156,19 @@ PARAMS: dict[str, Any] = {
 #: The learner's default seed (``--seed``): it picks the tenth of the blocks held out for
 #: early stopping, so another seed gives another model (judge a change over several).
 SEED = 0
+#: The word model (:mod:`scrapy_tagratio.algorithms.words`): its buckets (2 ** 18: 512 KiB of
+#: float16 weights in the model file), the logistic regression's inverse regularisation, the
+#: longest block it is fitted on and scores (0: every block) and the site-grouped folds of
+#: a model's training pages that give their blocks' out-of-fold word scores (design
+#: choices, screened on trafilatura-eval's site-grouped folds; 12 words: scored on every
+#: block, the model lost readability-dev when it was left out, the long blocks the
+#: structural features decide already: development notes, issue 14).
+WORD_BITS = 18
+WORD_C = 1.0
+WORD_MAX_WORDS = 12
+WORD_FOLDS = 5
 _BESIDE_ARTICLE = FEATURES.index("thread_beside_article")
+_WORD_SCORE = FEATURES.index("word_score")
 PACKAGE = Path(__file__).resolve().parents[1] / "scrapy_tagratio"
 MODEL_PATH = PACKAGE / "models" / f"{MODEL_NAME}.json"
 
@@ -151,6 +186,7 @@ class PageBlocks:
     labels: np.ndarray  # int8: 1 content, 0 not, -1 unlabelled
     weights: np.ndarray  # float32, summing to 1 over labelled blocks
     texts: list[str]
+    words: HashedWords  # the blocks' hashed words (:data:`WORD_BITS` bits)
     gold: Any  # snippets (with, without) or the gold text
 
 
@@ -186,10 +222,19 @@ def _snippet_labels(texts: list[str], with_: list[str], without: list[str]) -> n
     return labels
 
 
+def _snippets_held(texts: list[str], snippets: list[str]) -> np.ndarray:
+    """Per block, how many of ``snippets`` (``with`` and ``without``) its text holds: a
+    labelled block's training weight (see the module description)."""
+    return np.array(
+        [sum(s in text for s in snippets) for text in map(normalise_whitespace, texts)],
+        dtype=np.float64,
+    )
+
+
 def page_blocks(page: protocol.ProtocolPage) -> PageBlocks:
     """Features, labels and texts of one page's blocks."""
     document = Document.from_input(page.html(), url=page.url)
-    blocks, features, _, rules = block_features(document)
+    blocks, features, _, rules = block_features(document, None)  # word scores: per fold
     texts = document.block_texts(blocks)
     dataset = next(name for name in page.sets if name in LABEL_SETS)
     record = page.gold(dataset)
@@ -197,7 +242,7 @@ def page_blocks(page: protocol.ProtocolPage) -> PageBlocks:
         with_ = [normalise_whitespace(s) for s in record["with"]]
         without = [normalise_whitespace(s) for s in record["without"]]
         labels = _snippet_labels(texts, with_, without)
-        words = np.array([len(tokens(t)) for t in texts], dtype=np.float64)
+        words = _snippets_held(texts, with_ + without)  # what the snippet F counts
         gold: Any = (with_, without)
     else:
         labels, words = _full_text_labels(texts, record["body"])
@@ -215,6 +260,7 @@ def page_blocks(page: protocol.ProtocolPage) -> PageBlocks:
         labels=labels,
         weights=weights.astype(np.float32),
         texts=texts,
+        words=hashed_words(texts, WORD_BITS, WORD_MAX_WORDS),
         gold=gold,
     )
 
@@ -249,7 +295,7 @@ def load_blocks(limit: int | None, cache: Path | None) -> list[PageBlocks]:
     fields = tuple(field.name for field in dataclasses.fields(PageBlocks))
     key = (
         _source_fingerprint(), _gold_fingerprint(), FEATURES, limit, LABEL_SETS, GOLD_SHARE, fields,
-        _script_fingerprint(),
+        WORD_BITS, _script_fingerprint(),
     )  # fmt: skip
     tag = hashlib.sha1(repr(key).encode()).hexdigest()[:12]
     path = cache / f"tagratio-blocks-{tag}.pkl" if cache else None
@@ -287,28 +333,124 @@ def learner_params(seed: int = SEED) -> dict[str, Any]:
 
 
 def site_weights(pages: Sequence[PageBlocks]) -> np.ndarray:
-    """Per page, its weight in training: one over the number of ``pages`` of its site, so
-    that each site weighs one in all (see the module description)."""
+    """Per page, its weight in training: each labelling set of ``pages`` weighs in
+    proportion to the square root of its number of sites (design choice, between each site
+    one and each set one; not fitted), shared equally by its sites, a site's by its pages;
+    the weights sum to the number of sites, as when each site weighed one (see the module
+    description)."""
     pages_of_site = Counter(page.site for page in pages)
-    return np.array([1.0 / pages_of_site[page.site] for page in pages])
+    sites: dict[str, set[str]] = {}
+    for page in pages:
+        sites.setdefault(page.dataset, set()).add(page.site)
+    count = {name: len(members) for name, members in sites.items()}
+    scale = sum(count.values()) / sum(n**0.5 for n in count.values())
+    return np.array(
+        [
+            scale * count[page.dataset] ** 0.5 / count[page.dataset] / pages_of_site[page.site]
+            for page in pages
+        ]
+    )
 
 
-def fit(pages: Sequence[PageBlocks], seed: int = SEED) -> HistGradientBoostingClassifier:
-    """The learner (seed ``seed``) fitted on the labelled blocks of ``pages``, each site
-    weighing one (:func:`site_weights`)."""
-    x = np.vstack([p.features[p.labels >= 0] for p in pages])
-    y = np.concatenate([p.labels[p.labels >= 0] for p in pages])
-    w = np.concatenate(
+def _training_weights(pages: Sequence[PageBlocks]) -> np.ndarray:
+    """The labelled blocks' weights (:func:`site_weights` times each page's own)."""
+    return np.concatenate(
         [
             p.weights[p.labels >= 0] * share
             for p, share in zip(pages, site_weights(pages), strict=True)
         ]
     )
-    return HistGradientBoostingClassifier(**learner_params(seed)).fit(x, y, sample_weight=w)
 
 
-def export(model: HistGradientBoostingClassifier) -> BoostedTrees:
-    """The fitted learner as :class:`BoostedTrees` arrays."""
+#: Word models fitted in this process, by their training pages' keys: the folds and cuts
+#: of a run (and its seeds: the word model has none) fit the same pages many times.
+_WORD_MODELS: dict[str, WordScores] = {}
+
+
+def fit_words(pages: Sequence[PageBlocks]) -> WordScores:
+    """The word model of ``pages``: a logistic regression on their labelled blocks' hashed
+    words (:mod:`scrapy_tagratio.algorithms.words`; each block a set of buckets scaled to
+    unit length), with the block model's labels and weights; its weights rounded to float16
+    as the model file holds them."""
+    key = hashlib.sha1("\n".join(p.key for p in pages).encode()).hexdigest()
+    if key in _WORD_MODELS:
+        return _WORD_MODELS[key]
+    matrices, labels, weights = [], [], []
+    for page, share in zip(pages, site_weights(pages), strict=True):
+        hashed = page.words
+        chosen = (page.labels >= 0) & (hashed.words > 0)
+        if WORD_MAX_WORDS:
+            chosen &= hashed.words <= WORD_MAX_WORDS
+        sizes = np.diff(hashed.starts)
+        rows = sp.csr_matrix(
+            (np.repeat(1.0 / np.sqrt(np.maximum(sizes, 1)), sizes), hashed.buckets, hashed.starts),
+            shape=(len(sizes), 1 << WORD_BITS),
+        )
+        matrices.append(rows[chosen])
+        labels.append(page.labels[chosen])
+        weights.append(page.weights[chosen] * share)
+    weight, label = np.concatenate(weights), np.concatenate(labels)
+    if len(np.unique(label)) < 2:  # nothing to tell apart: every block scores the intercept
+        return WordScores(WORD_BITS, WORD_MAX_WORDS, np.zeros(1 << WORD_BITS, np.float32), 0.0)
+    regression = LogisticRegression(C=WORD_C, solver="liblinear", max_iter=200).fit(
+        sp.vstack(matrices, format="csr"),
+        label,
+        sample_weight=weight / weight.mean(),
+    )
+    model = WordScores(
+        WORD_BITS,
+        WORD_MAX_WORDS,
+        regression.coef_.ravel().astype(np.float16).astype(np.float32),
+        float(regression.intercept_[0]),
+    )
+    _WORD_MODELS[key] = model
+    return model
+
+
+def out_of_fold_words(pages: Sequence[PageBlocks]) -> list[np.ndarray]:
+    """Per page, its blocks' word scores by a word model fitted on the pages of other
+    sites (:data:`WORD_FOLDS` site-grouped folds of ``pages``): the block model learns
+    how far to trust the scores the word model gives pages it has not seen."""
+    scores: list[np.ndarray] = [np.zeros(0, dtype=np.float32)] * len(pages)
+    sites = np.array([p.site for p in pages])
+    folds = min(WORD_FOLDS, len(set(sites.tolist())))
+    if folds < 2:  # one site: no other site's words to score it by
+        return [np.zeros(len(p.labels), dtype=np.float32) for p in pages]
+    for train, test in GroupKFold(folds).split(sites, groups=sites):
+        words = fit_words([pages[i] for i in train.tolist()])
+        for i in test.tolist():
+            scores[i] = words.scores_of(pages[i].words)
+    return scores
+
+
+def with_word_scores(page: PageBlocks, scores: np.ndarray) -> np.ndarray:
+    """The page's block features, its ``word_score`` column ``scores`` (the cached
+    features hold 0 there: the scores are those of the fold's word model)."""
+    features = page.features.copy()
+    features[:, _WORD_SCORE] = scores
+    return features
+
+
+def fit(
+    pages: Sequence[PageBlocks], seed: int = SEED
+) -> tuple[HistGradientBoostingClassifier, WordScores]:
+    """The learner (seed ``seed``) fitted on the labelled blocks of ``pages``, the sets
+    and their sites weighed by :func:`site_weights`, their word scores out of fold
+    (:func:`out_of_fold_words`); and the word model of all ``pages``."""
+    x = np.vstack(
+        [
+            with_word_scores(p, words)[p.labels >= 0]
+            for p, words in zip(pages, out_of_fold_words(pages), strict=True)
+        ]
+    )
+    y = np.concatenate([p.labels[p.labels >= 0] for p in pages])
+    learner = HistGradientBoostingClassifier(**learner_params(seed))
+    return learner.fit(x, y, sample_weight=_training_weights(pages)), fit_words(pages)
+
+
+def export(model: HistGradientBoostingClassifier, words: WordScores | None = None) -> BoostedTrees:
+    """The fitted learner as :class:`BoostedTrees` arrays, holding the word model ``words``
+    (its file's ``"words"``)."""
     predictors = [tree for trees in model._predictors for tree in trees]
     size = max(len(tree.nodes) for tree in predictors)
     shape = (len(predictors), size)
@@ -338,7 +480,7 @@ def export(model: HistGradientBoostingClassifier) -> BoostedTrees:
         value=value,
         depth=depth,
         cut=0.5,
-        about={},
+        about={} if words is None else {"words": words.to_dict()},
     )
 
 
@@ -391,8 +533,13 @@ def scores_by_set(
     return out
 
 
+def model_features(model: BoostedTrees, page: PageBlocks) -> np.ndarray:
+    """The page's block features with the word scores of ``model``'s word model."""
+    return with_word_scores(page, word_model(model).scores_of(page.words))
+
+
 def predict(model: BoostedTrees, pages: Sequence[PageBlocks]) -> list[np.ndarray]:
-    return [content_probability(model, p.features, p.rules) for p in pages]
+    return [content_probability(model, model_features(model, p), p.rules) for p in pages]
 
 
 def inner_folds(
@@ -423,7 +570,7 @@ def choose_cut(
     in training can expect (development notes, "the cut by the typical set's gain")."""
     probabilities: list[np.ndarray] = [np.zeros(0)] * len(pages)
     for train, test in inner_folds(pages, protocol_pages, inner):
-        model = export(fit([pages[i] for i in train], seed))
+        model = export(*fit([pages[i] for i in train], seed))
         for i, p in zip(test.tolist(), predict(model, [pages[i] for i in test]), strict=True):
             probabilities[i] = p
     return pick_cut(typical_gains({cut: scores_by_set(pages, probabilities, cut) for cut in CUTS}))
@@ -455,9 +602,9 @@ def fit_with_cut(
 ) -> BoostedTrees:
     """A model of ``pages`` whose cut is chosen on inner folds of the same pages."""
     cut = CUT_PRIOR if inner in (1, "1") else choose_cut(pages, protocol_pages, inner, seed)
-    learner = fit(pages, seed)
-    trees = export(learner)
-    sample = np.vstack([p.features for p in pages[:20]]).astype(np.float64)
+    learner, words = fit(pages, seed)
+    trees = export(learner, words)
+    sample = np.vstack([model_features(trees, p) for p in pages[:20]]).astype(np.float64)
     if not np.allclose(trees.probability(sample), learner.predict_proba(sample)[:, 1]):
         raise AssertionError("the exported trees do not predict as scikit-learn's model")
     return dataclasses.replace(trees, cut=cut)
@@ -608,6 +755,8 @@ def _fingerprint(pages: Sequence[PageBlocks]) -> str:
         digest.update(page.rules.chars.tobytes())
         digest.update(page.rules.bodies.tobytes())
         digest.update(page.rules.tables.tobytes())
+        digest.update(page.words.buckets.tobytes())
+        digest.update(page.words.starts.tobytes())
     return digest.hexdigest()
 
 
@@ -677,12 +826,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             "learner": "sklearn HistGradientBoostingClassifier",
             "params": learner_params(args.seed),
             "gold_share": GOLD_SHARE,
+            "word_model": {
+                "bits": WORD_BITS,
+                "C": WORD_C,
+                "max_words": WORD_MAX_WORDS,
+                "folds": WORD_FOLDS,
+            },
             "inner_folds": args.inner,
             "limit": args.limit,
         },
         "validation": validation,
     }
-    model = dataclasses.replace(final, about=about)
+    model = dataclasses.replace(final, about={**final.about, **about})
     MODEL_PATH.parent.mkdir(parents=True, exist_ok=True)
     MODEL_PATH.write_text(
         json.dumps(model.to_dict(), separators=(",", ":")) + "\n", encoding="utf-8"

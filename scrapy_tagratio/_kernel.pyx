@@ -14,6 +14,7 @@ what the module was compiled for only then).
 For the pages this kernel reads, more loops run in C: :func:`piece_lengths` counts
 the node table's characters (runs of text with their white space collapsed),
 :func:`text_lines` and :func:`event_markup` build the text and HTML output,
+:func:`span_texts` the text of each layout block,
 :func:`nearest_flagged` finds each node's nearest flagged ancestor (layout blocks),
 :func:`subtree_argmax` the best node of each subtree (CETD's max-DensitySum search),
 :func:`sibling_groups` the groups of repeated siblings and :func:`item_tests` what their
@@ -21,7 +22,8 @@ items hold (the structure detector),
 :func:`first_codes` numbers tag names, :func:`span_text_lengths` measures the text of
 elements (which hidden ones hold most of the page), :func:`kept_elements` and
 :func:`body_events` build the node table's tree and events from the page's,
-:func:`tree_sums` evaluates the default's block model, :func:`automaton_piece_counts` runs
+:func:`tree_sums` evaluates the default's block model, :func:`word_hashes` hashes the words
+its word model reads, :func:`automaton_piece_counts` runs
 the language detector's byte automaton and :func:`half_singles` converts the rows of its
 half-precision table that a page's scores read.
 
@@ -38,8 +40,8 @@ from cpython.ref cimport Py_INCREF, Py_XDECREF
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, uintptr_t
 from cpython.unicode cimport (
     Py_UNICODE_ISALNUM, Py_UNICODE_ISSPACE, PyUnicode_1BYTE_DATA, PyUnicode_1BYTE_KIND,
-    PyUnicode_DATA, PyUnicode_DecodeUTF8, PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_New,
-    PyUnicode_READ, PyUnicode_WRITE,
+    PyUnicode_2BYTE_KIND, PyUnicode_DATA, PyUnicode_DecodeUTF8, PyUnicode_FromKindAndData,
+    PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_New, PyUnicode_READ, PyUnicode_WRITE,
 )
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 from libc.stdlib cimport qsort
@@ -731,6 +733,50 @@ cdef Py_ssize_t _collapsed_length(str text):
     return count + words - 1 if words else 0
 
 
+#: The code units of a string of each kind (one, two or four bytes a character).
+ctypedef fused _Unit:
+    uint8_t
+    uint16_t
+    uint32_t
+
+
+cdef inline Py_ssize_t _collapse_units(const _Unit* units, Py_ssize_t n, _Unit* out) noexcept:
+    """:func:`_collapse_into` of the ``n`` characters at ``units`` (one loop per string
+    kind; characters below 256 tested through :data:`_SPACE_UCS1`)."""
+    cdef Py_ssize_t i, length = 0
+    cdef bint pending = False  # white space after a word
+    cdef Py_UCS4 ch
+    for i in range(n):
+        ch = units[i]
+        if _SPACE_UCS1[ch] if ch < 256 else Py_UNICODE_ISSPACE(ch):
+            pending = length > 0
+            continue
+        if pending:
+            out[length] = 32
+            length += 1
+            pending = False
+        out[length] = <_Unit>ch
+        length += 1
+    return length
+
+
+cdef inline Py_ssize_t _collapse_into(str text, void* out) noexcept:
+    """``" ".join(text.split())`` written to ``out`` (of ``text``'s kind, room for its
+    length; ``str.split``'s white space is ``Py_UNICODE_ISSPACE``), and its length:
+    :func:`_collapsed_length`'s, which counts it without writing by a loop without
+    branches on the characters (the writing one cannot be one) and runs on every run
+    of text of every page (one loop for both cost the node table 0.01x lxml's parse).
+    """
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text)
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    if kind == PyUnicode_1BYTE_KIND:
+        return _collapse_units(<const uint8_t*>data, n, <uint8_t*>out)
+    if kind == PyUnicode_2BYTE_KIND:
+        return _collapse_units(<const uint16_t*>data, n, <uint16_t*>out)
+    return _collapse_units(<const uint32_t*>data, n, <uint32_t*>out)
+
+
 def piece_lengths(list texts, const int32_t[::1] pieces):
     """Per index in ``pieces`` (into ``texts``, checked), ``len(" ".join(texts[i].split()))``:
     the characters of that run of text with its white space collapsed and stripped,
@@ -911,6 +957,92 @@ cdef inline Py_ssize_t _word_at(
         if not whole or at + size == n or not _is_word(PyUnicode_READ(kind, data, at + size)):
             return j
     return -1
+
+
+def word_hashes(list texts, Py_ssize_t max_words):
+    """Per text of ``texts`` lower-cased (``str.lower``), its number of words (runs of the
+    characters ``re`` calls word characters, ``\\w``), counted up to ``max_words + 1``
+    (every word with 0); and the CRC-32 of each word's UTF-8 bytes (``zlib.crc32``), word
+    after word, of the texts of at most ``max_words`` words (of every text with 0): both as
+    the bytes of int64s. What :func:`~scrapy_tagratio.algorithms.words.word_hashes` finds
+    with ``re`` and ``zlib``, without a Python string per word."""
+    if max_words < 0:
+        raise ValueError(f"max_words must be 0 or more, not {max_words}")
+    cdef Py_ssize_t n = len(texts), k, total = 0
+    cdef bytearray counted = PyByteArray_FromStringAndSize(NULL, n * sizeof(int64_t))
+    cdef int64_t* counts = <int64_t*>PyByteArray_AS_STRING(counted)
+    cdef list hashed_texts = []  # lower-cased, of at most max_words words
+    cdef str lowered
+    for k in range(n):
+        lowered = (<str?>texts[k]).lower()
+        counts[k] = _crc_words(lowered, NULL, max_words + 1 if max_words else 0)
+        if not max_words or counts[k] <= max_words:
+            hashed_texts.append(lowered)
+            total += counts[k]
+    cdef bytearray hashed = PyByteArray_FromStringAndSize(NULL, total * sizeof(int64_t))
+    cdef int64_t* hashes = <int64_t*>PyByteArray_AS_STRING(hashed)
+    for lowered in hashed_texts:
+        hashes += _crc_words(lowered, hashes, 0)
+    return counted, hashed
+
+
+#: zlib's CRC-32 table (the reflected polynomial 0xEDB88320), per byte value.
+cdef uint32_t _CRC_TABLE[256]
+for _ch in range(256):
+    _CRC_TABLE[_ch] = _ch
+    for _bit in range(8):
+        _CRC_TABLE[_ch] = (_CRC_TABLE[_ch] >> 1) ^ (0xEDB88320 if _CRC_TABLE[_ch] & 1 else 0)
+
+
+cdef inline uint32_t _crc_byte(uint32_t crc, uint32_t byte) noexcept:
+    """The running CRC-32 ``crc`` (complemented, as zlib keeps it) after one more byte."""
+    return _CRC_TABLE[(crc ^ byte) & 0xFF] ^ (crc >> 8)
+
+
+cdef inline uint32_t _crc_character(uint32_t crc, uint32_t code) noexcept:
+    """:func:`_crc_byte` over the UTF-8 bytes of the character of code point ``code``."""
+    if code < 0x80:
+        return _crc_byte(crc, code)
+    if code < 0x800:
+        crc = _crc_byte(crc, 0xC0 | (code >> 6))
+    else:
+        if code < 0x10000:
+            crc = _crc_byte(crc, 0xE0 | (code >> 12))
+        else:
+            crc = _crc_byte(crc, 0xF0 | (code >> 18))
+            crc = _crc_byte(crc, 0x80 | ((code >> 12) & 0x3F))
+        crc = _crc_byte(crc, 0x80 | ((code >> 6) & 0x3F))
+    return _crc_byte(crc, 0x80 | (code & 0x3F))
+
+
+cdef Py_ssize_t _crc_words(str text, int64_t* hashes, Py_ssize_t most) noexcept:
+    """The number of words (runs of ``\\w``) of ``text``, counted up to ``most`` (every
+    word with 0); their CRC-32s written to ``hashes`` in order unless it is NULL."""
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i, words = 0
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void* data = PyUnicode_DATA(text)
+    cdef Py_UCS4 character
+    cdef uint32_t crc = 0xFFFFFFFF
+    cdef bint inside = False
+    for i in range(n):
+        character = PyUnicode_READ(kind, data, i)
+        if _is_word(character) or character == 95:  # re's \w: _is_word's, and "_"
+            if hashes is not NULL:
+                crc = _crc_character(crc, <uint32_t>character)
+            inside = True
+        elif inside:
+            if hashes is not NULL:
+                hashes[words] = crc ^ 0xFFFFFFFF
+                crc = 0xFFFFFFFF
+            words += 1
+            inside = False
+            if words == most:
+                return words
+    if inside:
+        if hashes is not NULL:
+            hashes[words] = crc ^ 0xFFFFFFFF
+        words += 1
+    return words
 
 
 def word_pairs(list texts, const int64_t[::1] read, tuple firsts, tuple seconds):
@@ -1509,6 +1641,56 @@ def text_lines(list texts, const int32_t[::1] pieces):
     cdef Py_ssize_t length = _lines(texts, pieces, 0, NULL, &widest)
     cdef str out = PyUnicode_New(length, widest)
     _lines(texts, pieces, PyUnicode_KIND(out), PyUnicode_DATA(out), &widest)
+    return out
+
+
+def span_texts(
+    list texts, const int32_t[::1] pieces, const int64_t[::1] starts, const int64_t[::1] stops
+):
+    """Per span ``[starts[k], stops[k])`` of ``pieces`` (indices into ``texts``; all
+    checked), its runs of text joined with their white space collapsed:
+    ``" ".join("".join([texts[p] for p in pieces[starts[k]:stops[k]]]).split())``
+    (``str.split``'s white space is ``Py_UNICODE_ISSPACE``), what
+    :meth:`~scrapy_tagratio.document.Document.block_texts` gives per layout block: the
+    joined text collapsed by :func:`_collapse_into` into a buffer, made a string of its
+    widest character (white space of a wider kind may be gone), and no list of words;
+    a text that is already collapsed is returned as it is."""
+    cdef Py_ssize_t spans = starts.shape[0], count = len(texts), k, i, length, size = 0
+    if stops.shape[0] != spans:
+        raise ValueError("one stop per start")
+    for k in range(spans):
+        if not 0 <= starts[k] <= stops[k] <= pieces.shape[0]:
+            raise IndexError(
+                f"span [{starts[k]}, {stops[k]}) is not within {pieces.shape[0]} pieces"
+            )
+    for i in range(pieces.shape[0]):
+        if pieces[i] < 0 or pieces[i] >= count:
+            raise IndexError(f"piece {pieces[i]} is not one of the {count} runs of text")
+    cdef list out = [None] * spans
+    cdef str text
+    cdef int kind
+    cdef void* buffer = NULL
+    try:
+        for k in range(spans):
+            if stops[k] - starts[k] == 1:
+                text = <str?>texts[pieces[starts[k]]]
+            else:
+                text = "".join([texts[pieces[i]] for i in range(starts[k], stops[k])])
+            kind = PyUnicode_KIND(text)
+            if PyUnicode_GET_LENGTH(text) * kind > size:
+                size = PyUnicode_GET_LENGTH(text) * kind
+                PyMem_Free(buffer)
+                buffer = PyMem_Malloc(size)
+                if buffer is NULL:
+                    raise MemoryError()
+            length = _collapse_into(text, buffer)
+            if length < PyUnicode_GET_LENGTH(text) or memcmp(
+                buffer, PyUnicode_DATA(text), length * kind
+            ):
+                text = PyUnicode_FromKindAndData(kind, buffer, length)
+            out[k] = text
+    finally:
+        PyMem_Free(buffer)
     return out
 
 

@@ -74,6 +74,31 @@ __all__ = [
 ]
 
 
+#: Texts longer than this are collapsed this many characters at a time
+#: (:func:`collapse_white_space`): ``str.split`` of a whole block of a million words holds
+#: a string per word (ten times the text's memory; so does ``re.sub``, which keeps every
+#: piece between its matches).
+SPLIT_MAX_CHARS = 10_000
+
+
+def collapse_white_space(text: str) -> str:
+    """``" ".join(text.split())``: white space collapsed to one space and stripped, a long
+    text split :data:`SPLIT_MAX_CHARS` characters at a time (a word cut by a chunk's end
+    is joined again: a space goes between two chunks' words only where white space was)."""
+    if len(text) <= SPLIT_MAX_CHARS:
+        return " ".join(text.split())
+    parts: list[str] = []
+    for at in range(0, len(text), SPLIT_MAX_CHARS):
+        chunk = text[at : at + SPLIT_MAX_CHARS]
+        collapsed = " ".join(chunk.split())
+        if not collapsed:
+            continue
+        if parts and (chunk[0].isspace() or text[at - 1].isspace()):
+            parts.append(" ")
+        parts.append(collapsed)
+    return "".join(parts)
+
+
 @dataclass(frozen=True, eq=False)
 class _Walk:
     """The node table and the document-order event stream of the body (cleaned) that
@@ -365,32 +390,80 @@ class Document:
             parts.append("\n".join(filter(None, map(str.strip, text.split(_BREAK)))))
         return reader_text("\n".join(filter(None, parts)))
 
-    @cached_property
-    def pieces_by_block(self) -> tuple[np.ndarray, list[str]]:
+    def _pieces_in_block_order(self) -> tuple[np.ndarray, np.ndarray]:
         """The page's text pieces ordered by the layout block owning them
-        (:attr:`NodeTable.block` of their element; within a block, in document order),
-        and that block of each piece: what :meth:`block_texts` and the site memory's
-        fingerprints read, sorted once per page."""
+        (:attr:`NodeTable.block` of their element; within a block, in document order):
+        that block of each, and its index in the page's runs of text (int32). Not kept:
+        on a large page the two arrays are MB that the block texts need only while they
+        are built."""
         walk = self._walk
         text_events = np.flatnonzero(walk.kinds == EVENT_TEXT)
         block_of = walk.table.block[walk.owners[text_events]]
         order = np.argsort(block_of, kind="stable")
-        return block_of[order], walk.pieces[walk.piece[text_events][order]].tolist()
+        return block_of[order], walk.piece[text_events][order]
+
+    @cached_property
+    def pieces_by_block(self) -> tuple[np.ndarray, list[str]]:
+        """The page's text pieces ordered by the layout block owning them
+        (:meth:`_pieces_in_block_order`), and that block of each piece: what the site
+        memory's fingerprints read."""
+        block_of, pieces = self._pieces_in_block_order()
+        return block_of, self._walk.pieces[pieces].tolist()
 
     def block_texts(self, blocks: np.ndarray) -> list[str]:
         """Per node of ``blocks``, the text its layout block owns (the pieces whose
-        element's nearest block, :attr:`NodeTable.block`, it is), white space collapsed."""
-        block_of, texts = self.pieces_by_block
-        starts = np.searchsorted(block_of, blocks).tolist()
-        ends = np.searchsorted(block_of, blocks, side="right").tolist()
+        element's nearest block, :attr:`NodeTable.block`, it is), white space collapsed
+        (:meth:`block_text_chunks`)."""
         return [
-            " ".join("".join(texts[start:end]).split())
-            for start, end in zip(starts, ends, strict=True)
+            text for chunk in self.block_text_chunks(blocks, max(len(blocks), 1)) for text in chunk
         ]
+
+    def block_text_chunks(self, blocks: np.ndarray, size: int) -> Iterator[list[str]]:
+        """:meth:`block_texts` of ``blocks``, ``size`` blocks at a time (a large page's texts
+        need not be held at once), the pieces ordered by block once: with the compiled
+        kernel, each text built in C from its runs of text
+        (:func:`~scrapy_tagratio._kernel.span_texts`; no list of the pieces' strings), else
+        joined and split by ``str``'s methods; the same texts."""
+        block_of, pieces = self._pieces_in_block_order()
+        starts = np.searchsorted(block_of, blocks)
+        ends = np.searchsorted(block_of, blocks, side="right")
+        kernel = active_kernel()
+        # The pure path's runs in block order, from the list (the object array of
+        # :attr:`_Walk.pieces` is not built for this: it would stay, MB on a large page).
+        runs = self._walk.texts
+        texts = list(map(runs.__getitem__, pieces.tolist())) if kernel is None else []
+        for at in range(0, len(blocks), size):
+            chunk = slice(at, at + size)
+            if kernel is not None:
+                yield kernel.span_texts(self._walk.texts, pieces, starts[chunk], ends[chunk])
+                continue
+            yield [
+                collapse_white_space("".join(texts[start:end]))
+                for start, end in zip(starts[chunk].tolist(), ends[chunk].tolist(), strict=True)
+            ]
 
     def block_text(self, block: int) -> str:
         """The text layout block ``block`` owns, as :meth:`block_texts` gives it."""
         return self.few_block_texts(np.array([block]))[0]
+
+    def block_ends(self, blocks: np.ndarray, closing: str) -> list[str]:
+        """Per node of ``blocks``, the last character of the text its layout block owns
+        (:meth:`block_texts`) once trailing white space and the characters of ``closing``
+        are stripped, or ``""``: read from each block's last non-blank piece alone, so
+        no block's text is built (a piece of closing characters alone reads as none)."""
+        walk = self._walk
+        events = np.flatnonzero(walk.kinds == EVENT_TEXT)
+        events = events[walk.piece_chars[walk.piece[events]] > 0]  # not blank
+        block_of = walk.table.block[walk.owners[events]]
+        last = np.full(len(walk.table), -1, dtype=np.int64)
+        np.maximum.at(last, block_of, events)
+        chosen = last[blocks]
+        # The runs of text of the chosen events, -1 where a block has none.
+        pieces = np.where(chosen >= 0, walk.piece[chosen], -1).tolist()
+        texts = walk.texts
+        return [
+            texts[piece].rstrip().rstrip(closing)[-1:] if piece >= 0 else "" for piece in pieces
+        ]
 
     def few_block_texts(self, blocks: np.ndarray) -> list[str]:
         """:meth:`block_texts` of a few ``blocks`` (node indices): their pieces are picked by

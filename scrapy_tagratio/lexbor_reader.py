@@ -60,7 +60,8 @@ KERNEL_FUNCTIONS = (
     "subtree_mask", "subtree_sums", "subtree_argmax", "sibling_groups", "item_tests",
     "tree_sums", "automaton_piece_counts", "half_singles", "bind_libxml2", "sax_read",
     "utf8_valid", "most_attributes", "kept_elements", "body_events", "event_markup",
-    "density_terms", "subtree_flagged", "block_pieces", "words_and_doubts",
+    "density_terms", "subtree_flagged", "block_pieces", "words_and_doubts", "word_hashes",
+    "span_texts",
 )  # fmt: skip
 
 

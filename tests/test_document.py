@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import pickle
 import re
 from collections import Counter
@@ -17,6 +18,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
+from benchmarks import _data
 from scrapy_tagratio import ExtractionError, extract, reader
 from scrapy_tagratio.cleaning import HIDING, HIDING_CLASSES, hidden_by_class, name_codes
 from scrapy_tagratio.document import (
@@ -24,6 +26,7 @@ from scrapy_tagratio.document import (
     _body_events,
     _collapse_pieces,
     _kept_elements,
+    decode_html,
     parse_html,
     strip_tags,
 )
@@ -628,6 +631,119 @@ def test_the_kernels_text_is_the_text_of_str_split(runs: list[str | None]) -> No
     lines = "".join("\0" if run is None else run for run in runs).split("\0")
     expected = "\n".join(filter(None, (" ".join(line.split()) for line in lines)))
     assert _kernel.text_lines(texts, np.array(pieces, dtype=np.int32)) == expected
+
+
+#: Runs of a layout block's text where collapsing is easy to get wrong: white space of
+#: every kind ``str.split`` knows (ASCII, the separators U+001C-U+001F, U+0085 and U+00A0
+#: in one byte a character, U+2003 and U+3000 in two) at a run's ends, alone and in runs;
+#: a word cut over two runs; characters of every string width; and wide white space
+#: around narrow words (the text, once collapsed, is narrower than the runs joined).
+_TRICKY_RUNS = [
+    "",
+    "  Already\tcollapsed? no  ",
+    "word",
+    "s cut",
+    "\x1c\x1d\x1e\x1f\x85\xa0",
+    "caf\xe9\xa0\xbd",
+    "\u3000narrow\u2003",
+    "\u4e2d\u6587 \u3000\u65e5",
+    "\U0001f600\U0001d400 x",
+    "\n\r\x0b\x0c",
+    "end.",
+]
+
+
+def _block_text(runs: list[str]) -> str:
+    """A layout block's text by its definition: its runs joined, white space collapsed."""
+    return " ".join("".join(runs).split())
+
+
+def _span_texts(runs: list[str], pieces: list[int], spans: list[tuple[int, int]]) -> list[str]:
+    """The kernel's ``span_texts`` of the ``[start, stop)`` spans of ``pieces`` (indices
+    into ``runs``)."""
+    from scrapy_tagratio import _kernel  # type: ignore[attr-defined]
+
+    ends = np.array(spans, dtype=np.int64).reshape(-1, 2)
+    found: list[str] = _kernel.span_texts(
+        runs, np.array(pieces, dtype=np.int32), ends[:, 0].copy(), ends[:, 1].copy()
+    )
+    return found
+
+
+@pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
+def test_the_kernels_block_texts_are_str_splits_on_every_width_and_white_space() -> None:
+    """``span_texts`` (the kernel's :meth:`Document.block_texts`) of every span of
+    :data:`_TRICKY_RUNS`, in order and in reverse, is the runs joined and split by
+    ``str``: the same characters, and the same width of string (a string built wider
+    than its widest character compares unequal to Python's own)."""
+    n = len(_TRICKY_RUNS)
+    spans = [(a, b) for a in range(n + 1) for b in range(a, n + 1)]
+    for pieces in (list(range(n)), list(range(n))[::-1]):
+        runs = [_TRICKY_RUNS[p] for p in pieces]
+        expected = [_block_text(runs[a:b]) for a, b in spans]
+        assert _span_texts(_TRICKY_RUNS, pieces, spans) == expected
+    # Spot checks of the definition itself: a word cut over two runs is one word; every
+    # kind of white space goes; wide white space leaves a one-byte string.
+    assert _block_text(_TRICKY_RUNS[2:4]) == "words cut"
+    assert _block_text(_TRICKY_RUNS[4:7]) == "caf\xe9 \xbd narrow"
+    assert _span_texts(_TRICKY_RUNS, [6], [(0, 1)]) == ["narrow"]
+
+
+@pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.text(st.sampled_from(_RUN_CHARACTERS + "\x0b\x1f\u2028"), max_size=8), max_size=8),
+    st.data(),
+)
+def test_the_kernels_block_texts_are_str_splits(runs: list[str], data: Any) -> None:
+    """On random runs of white space of every kind and characters of every width, in
+    any order (repeated too), and random spans of them (empty, repeated, overlapping),
+    ``span_texts`` is the runs joined and split by ``str``."""
+    pieces = data.draw(st.lists(st.integers(0, len(runs) - 1), max_size=10)) if runs else []
+    ends = st.integers(0, len(pieces))
+    spans = data.draw(st.lists(st.tuples(ends, ends).map(sorted).map(tuple), max_size=6))
+    expected = [_block_text([runs[p] for p in pieces[a:b]]) for a, b in spans]
+    assert _span_texts(runs, pieces, spans) == expected
+
+
+@pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
+def test_the_kernels_block_texts_refuse_what_they_would_read_out_of_bounds() -> None:
+    from scrapy_tagratio import _kernel
+
+    with pytest.raises(IndexError, match=r"span \[1, 3\) is not within 2 pieces"):
+        _span_texts(["a", "b"], [0, 1], [(0, 1), (1, 3)])
+    with pytest.raises(IndexError, match=r"span \[2, 1\)"):
+        _span_texts(["a", "b"], [0, 1], [(2, 1)])
+    with pytest.raises(IndexError, match="piece 2 is not one of the 2 runs of text"):
+        _span_texts(["a", "b"], [0, 2], [(0, 1)])
+    with pytest.raises(IndexError, match="piece -1 is not one of the 2 runs of text"):
+        _span_texts(["a", "b"], [-1], [])
+    with pytest.raises(ValueError, match="one stop per start"):
+        _kernel.span_texts(
+            ["a"], np.zeros(1, np.int32), np.zeros(1, np.int64), np.zeros(2, np.int64)
+        )
+    with pytest.raises(TypeError):
+        _span_texts(["a", b"b"], [1], [(0, 1)])
+
+
+@pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
+@pytest.mark.benchmark_data
+@pytest.mark.skipif(_data.benchmarks_dir() is None, reason="needs ../shared/benchmarks")
+def test_both_paths_give_the_same_block_texts_on_development_pages() -> None:
+    """The texts of every layout block of the protocol's pool (what the word model and the
+    training script read) by the kernel and by ``str``'s methods: every tenth page by
+    default, all of them with ``TAGRATIO_ALL_PAGES=1`` (CI's kernel run)."""
+    from benchmarks import protocol
+
+    step = 1 if os.environ.get("TAGRATIO_ALL_PAGES") == "1" else 10
+    for page in protocol.pool()[::step]:
+        doc = Document(decode_html(page.html()))
+        blocks = np.unique(doc.nodes.block)
+        found = {}
+        for name in ("kernel", "target"):
+            with _reading_by(name):
+                found[name] = doc.block_texts(blocks)
+        assert found["kernel"] == found["target"], page.key
 
 
 @pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")

@@ -53,7 +53,9 @@ def structure(html: bytes, url: str | None) -> dict[str, tuple[int, int]]:
         (int(e.tag[1]), words(e.text_content()))
         for e in tree.iter("h1", "h2", "h3", "h4", "h5", "h6")
     ]
-    headings = [(level, text) for level, text in headings if text in kept_lines]
+    # The headline is Extraction.title, not a heading of the text (a line of the text can
+    # still read the same: a table's cell that names the article's subject).
+    headings = [(level, text) for level, text in headings if text in kept_lines - {result.title}]
     items = [
         words(e.text_content())
         for e in tree.iter("li")

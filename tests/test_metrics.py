@@ -164,3 +164,17 @@ def test_lcs_of_long_pages_is_fast() -> None:
     start = time.perf_counter()
     assert lcs_length(a, b) == 10_000  # every other word of a, then nothing in common
     assert time.perf_counter() - start < 5.0
+
+
+def test_the_leave_one_set_out_floors_are_every_set_and_the_mean_margin() -> None:
+    """Issue 14's floors as ``benchmarks.accuracy --loso`` prints them: a set under
+    trafilatura fails the first however far ahead the mean is; the mean must lead by 0.01."""
+    from benchmarks.accuracy import _floors
+
+    ahead = _floors(["a", "b"], [0.95, 0.90], [0.949, 0.88])
+    assert ahead[0].endswith("every set >= 0: met") and "b +0.02000" in ahead[0]
+    assert ahead[1] == "tagratio - trafilatura, mean F: +0.01050; >= 0.01: met"
+    one_under = _floors(["a", "b"], [0.98, 0.9499], [0.90, 0.95])
+    assert one_under[0].endswith("NOT met") and one_under[1].endswith(": met")
+    close = _floors(["a"], [0.955], [0.95])
+    assert close[1].endswith("NOT met")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import zlib
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -13,6 +15,7 @@ from scrapy_tagratio.algorithms.cetd import CECTD, density_sum
 from scrapy_tagratio.algorithms.tagratio import (
     FEATURES,
     MODEL_NAME,
+    SENTENCE_CLOSING,
     TagRatio,
     block_features,
     content_probability,
@@ -21,11 +24,23 @@ from scrapy_tagratio.algorithms.tagratio import (
     named_comments,
     sections_parent,
     table_spans,
+    word_model,
 )
 from scrapy_tagratio.algorithms.template_names import comment_forms, heading_slug_hints, hint_flags
 from scrapy_tagratio.algorithms.trees import MODEL_VERSION, load_model
+from scrapy_tagratio.algorithms.words import WordScores
 from scrapy_tagratio.document import Document
 from scrapy_tagratio.structure import Structures, find_structures
+
+MODEL_PATH = (
+    Path(__file__).resolve().parents[1] / "scrapy_tagratio" / "models" / f"{MODEL_NAME}.json"
+)
+
+
+def shipped_words() -> WordScores:
+    """The shipped block model's word model (the extractor's ``word_score`` column)."""
+    return word_model(load_model(MODEL_NAME))
+
 
 STORY = "".join(
     f"<p>Paragraph {i}: the council met on Tuesday evening and, after a long debate about "
@@ -128,13 +143,35 @@ def test_model_file_matches_the_feature_code() -> None:
     for name in training["sets"]:
         assert 0.0 < model.about["validation"]["leave_one_set_out"][name]["cut"] < 1.0
     doc = Document.from_input(PAGE)
-    _, features, _, _ = block_features(doc)
+    blocks, features, _, _ = block_features(doc, shipped_words())
     assert features.shape[1] == len(model.features)
+    # Its word model is the one it was trained with, and the feature code scores a block's
+    # text with it: intercept plus the unit-scaled weights of its words' buckets, for a
+    # block of at most max_words words (and some words), else the neutral 0.
+    words = word_model(model)
+    assert words.bits == training["word_model"]["bits"] == 18
+    assert words.max_words == training["word_model"]["max_words"] == 12
+    assert len(words.weights) == 1 << words.bits and np.isfinite(words.weights).all()
+    assert np.count_nonzero(words.weights) > 10_000  # fitted on the sets' words, not empty
+    texts = doc.block_texts(blocks)
+    column = features[:, FEATURES.index("word_score")]
+    scored = 0
+    for text, score in zip(texts, column.tolist(), strict=True):
+        found_words = re.findall(r"\w+", text.lower())
+        found = {zlib.crc32(w.encode()) & ((1 << words.bits) - 1) for w in found_words}
+        expected = (
+            words.intercept + sum(words.weights[b] for b in found) / max(len(found), 1) ** 0.5
+        )
+        short = 0 < len(found_words) <= words.max_words
+        assert score == pytest.approx(expected if short else 0.0, abs=1e-4)
+        scored += short
+    assert 0 < scored < len(texts)  # the page has blocks of either kind
+    assert MODEL_PATH.stat().st_size < 1 << 20  # the shipped file stays under 1 MB
 
 
 def test_block_features_are_one_row_per_text_block() -> None:
     doc = Document.from_input(PAGE)
-    blocks, features, owner, _ = block_features(doc)
+    blocks, features, owner, _ = block_features(doc, shipped_words())
     assert features.shape == (len(blocks), len(FEATURES))
     assert np.all(np.isfinite(features))
     # every node with own text belongs to exactly one of the blocks
@@ -195,7 +232,7 @@ def test_a_thread_beside_an_article_is_dropped_by_rule() -> None:
     article = "<html><body><article><h1>Council repairs the wall</h1>" + STORY + "</article>"
     for html, flagged in ((article + _thread(5), True), ("<html><body>" + _thread(5), False)):
         doc = Document.from_input(html + "</body></html>")
-        blocks, features, _, rules = block_features(doc)
+        blocks, features, _, rules = block_features(doc, shipped_words())
         texts = doc.block_texts(blocks)
         in_thread = features[:, FEATURES.index("in_comment_thread")] > 0
         posts = np.array(["(reader" in t for t in texts])
@@ -248,7 +285,7 @@ def test_the_list_holding_a_thread_is_not_the_main_container() -> None:
         assert comments.sum() == 12
         assert main_container(nodes, sums, structures) == densest
         assert main_container(nodes, sums, structures, comments) != densest
-        blocks, features, _, _ = block_features(doc)
+        blocks, features, _, _ = block_features(doc, shipped_words())
         posts = np.array(["(reader" in t for t in doc.block_texts(blocks)])
         inside = features[posts, FEATURES.index("inside_main")] > 0
         beside = features[posts, FEATURES.index("thread_beside_article")] > 0
@@ -278,7 +315,7 @@ def test_an_article_whose_container_names_furniture_still_bars_the_thread() -> N
     assert main_container(nodes, sums, structures) == densest
     post = next(i for i in range(len(nodes)) if nodes.hint[i].startswith("post"))
     assert hint_flags(nodes)[post]  # "author" names a boilerplate region
-    blocks, features, _, _ = block_features(doc)
+    blocks, features, _, _ = block_features(doc, shipped_words())
     texts = doc.block_texts(blocks)
     posts = np.array(["(reader" in t for t in texts])
     paragraphs = np.array([t.startswith("Paragraph") for t in texts])
@@ -310,7 +347,7 @@ def test_a_named_thread_after_the_headline_is_dropped_by_rule() -> None:
         )
         doc, _, _, densest = _densest(html)
         assert doc.nodes.tag[densest] == "ol"
-        blocks, features, _, rules = block_features(doc)
+        blocks, features, _, rules = block_features(doc, shipped_words())
         posts = np.array(["(reader" in t for t in doc.block_texts(blocks)])
         assert posts.sum() == 12
         assert (features[posts, FEATURES.index("inside_main")] > 0).all()
@@ -355,7 +392,7 @@ def test_a_thread_in_an_element_named_comments_is_the_discussion() -> None:
     doc, _, structures, _ = _densest(html)
     comments = named_comments(doc.nodes, structures)
     assert {doc.nodes.tag[i] for i in np.flatnonzero(comments)} == {"dt", "dd"}
-    blocks, _, _, rules = block_features(doc)
+    blocks, _, _, rules = block_features(doc, shipped_words())
     texts = doc.block_texts(blocks)
     posts = np.array(["(reader" in t or "Reader number" in t for t in texts])
     assert posts.sum() == 24 and rules.discussion[posts].all()
@@ -486,7 +523,7 @@ def test_bare_teaser_links_after_the_article_are_dropped_by_rule() -> None:
     summary of their own, and the article, keep the model's probability."""
     html = _rails_after_story()
     doc = Document.from_input(html)
-    blocks, features, _, rules = block_features(doc)
+    blocks, features, _, rules = block_features(doc, shipped_words())
     texts = doc.block_texts(blocks)
     bare = np.array([t.startswith("Harbour story") for t in texts])
     summary = np.array([t.startswith("Report number") for t in texts])
@@ -514,7 +551,7 @@ def test_a_rail_of_links_after_a_real_article_is_dropped(benchmark_set: Any) -> 
     dragnet-dev too, ends the article before the rail as well)."""
     page = benchmark_set("dragnet").load_page("dragnet", "R788")
     doc = Document.from_input(page.html, url=page.url)
-    blocks, features, _, rules = block_features(doc)
+    blocks, features, _, rules = block_features(doc, shipped_words())
     rail = np.array(["Restaurants Map" in t for t in doc.block_texts(blocks)])
     assert rail.sum() >= 10
     assert rules.links_after[rail].all()
@@ -560,7 +597,7 @@ def test_a_section_named_after_its_heading_is_not_furniture() -> None:
     column = FEATURES.index("under_furniture_hint")
     for intro_id, convention in (("council-repairs-the-old-sea-wall", True), ("intro", False)):
         doc = Document.from_input(_slugged_sections(intro_id))
-        blocks, features, _, _ = block_features(doc)
+        blocks, features, _, _ = block_features(doc, shipped_words())
         under_hint = dict(zip(doc.block_texts(blocks), features[:, column] > 0, strict=True))
         assert not under_hint["Council repairs the old sea wall¶"]
         assert under_hint["Sharing the work with the engineers¶"] != convention
@@ -593,7 +630,7 @@ def test_sections_named_after_their_headings_on_a_real_page(benchmark_set: Any) 
     theirs is now, and the default keeps their text (sentences of three sections)."""
     page = benchmark_set("readability").load_page("readability", "readability__mercurial")
     doc = Document.from_input(page.html, url=page.url)
-    blocks, features, _, _ = block_features(doc)
+    blocks, features, _, _ = block_features(doc, shipped_words())
     under_hint = features[:, FEATURES.index("under_furniture_hint")] > 0
     furniture = [t for t, u in zip(doc.block_texts(blocks), under_hint, strict=True) if u]
     assert len(furniture) == 1 and furniture[0].startswith("© Copyright 2010-2014")
@@ -627,7 +664,7 @@ def test_a_text_split_into_sections_is_one_main_container() -> None:
     page = int(nodes.parent[densest])
     assert nodes.hint[page].split() == ["page"]
     assert sections_parent(nodes, sums, densest, none) == page
-    blocks, features, _, _ = block_features(doc)
+    blocks, features, _, _ = block_features(doc, shipped_words())
     paragraphs = np.array([t.startswith("Paragraph") for t in doc.block_texts(blocks)])
     assert paragraphs.sum() == 10
     assert (features[paragraphs, FEATURES.index("inside_main")] > 0).all()
@@ -665,7 +702,7 @@ def test_the_list_holding_a_teaser_list_is_not_the_main_container() -> None:
     densest = int(np.argmax(sums))
     assert nodes.tag[densest] == "ol"
     assert main_container(nodes, sums, structures) == densest
-    blocks, features, _, _ = block_features(doc)
+    blocks, features, _, _ = block_features(doc, shipped_words())
     texts = doc.block_texts(blocks)
     paragraphs = np.array([t.startswith("Paragraph") for t in texts])
     notes_ = np.array(["Retrieved" in t for t in texts])
@@ -691,7 +728,7 @@ def test_comment_threads_on_real_pages(
 ) -> None:
     page = benchmark_set(dataset).load_page(dataset, page_id)
     doc = Document.from_input(page.html, url=page.url)
-    blocks, features, _, _ = block_features(doc)
+    blocks, features, _, _ = block_features(doc, shipped_words())
     in_thread = features[:, FEATURES.index("in_comment_thread")] > 0
     beside = features[:, FEATURES.index("thread_beside_article")] > 0
     posts = [_ws(t) for t, k in zip(doc.block_texts(blocks), in_thread, strict=True) if k]
@@ -719,7 +756,7 @@ def test_furniture_lowers_the_content_probability() -> None:
 
     def probability(page: str) -> float:
         doc = Document.from_input(page)
-        blocks, features, _, _ = block_features(doc)
+        blocks, features, _, _ = block_features(doc, shipped_words())
         texts = [
             doc.text_of(doc.nodes.with_descendants(np.eye(1, len(doc.nodes), b, dtype=bool)[0]))
             for b in blocks.tolist()
@@ -775,7 +812,7 @@ def _lead_page(title: str, before_headline: str = "", in_aside: str = "") -> str
 def _lead_flags(html: str) -> dict[str, tuple[bool, float]]:
     """Per block text: its lead flag and its content probability."""
     doc = Document.from_input(html)
-    blocks, features, _, rules = block_features(doc)
+    blocks, features, _, rules = block_features(doc, shipped_words())
     probability = content_probability(load_model(MODEL_NAME), features, rules)
     return {
         text: (bool(flag), float(p))
@@ -831,7 +868,7 @@ def _body_rule(html: str) -> tuple[list[str], np.ndarray, np.ndarray, int | None
     """Per block: its text, the model's probability and the rules' (content_probability);
     and the block where the rules end the article's body (None: nowhere)."""
     doc = Document.from_input(html)
-    blocks, features, _, rules = block_features(doc)
+    blocks, features, _, rules = block_features(doc, shipped_words())
     model = load_model(MODEL_NAME)
     ruled = content_probability(model, features, rules)
     return doc.block_texts(blocks), model.probability(features), ruled, rules.body_end(ruled)
@@ -890,7 +927,7 @@ def test_body_spans_are_the_outermost_elements_of_each_name() -> None:
         "<div class='entry-content'></div></body></html>"
     )
     doc = Document.from_input(html)
-    blocks, _, _, rules = block_features(doc)
+    blocks, _, _, rules = block_features(doc, shipped_words())
     texts = doc.block_texts(blocks)
     spans = [
         (name, [texts[b] for b in range(first, stop)])
@@ -913,7 +950,7 @@ def test_thousands_of_body_names_give_a_span_each() -> None:
     )
     html = _body_page("entry-content").replace("</article>", "</article>" + items)
     doc = Document.from_input(html)
-    blocks, features, _, rules = block_features(doc)
+    blocks, features, _, rules = block_features(doc, shipped_words())
     assert len(rules.bodies) == 3001
     probability = content_probability(load_model(MODEL_NAME), features, rules)
     assert probability.shape == (len(blocks),)
@@ -947,7 +984,7 @@ def _blogger_page(excerpts: str = "") -> str:
 def _block_flags(html: str, prefix: str, feature: str) -> list[bool]:
     """Per block whose text starts with ``prefix``: the flag ``feature`` of FEATURES."""
     doc = Document.from_input(html)
-    blocks, features, _, _ = block_features(doc)
+    blocks, features, _, _ = block_features(doc, shipped_words())
     flags = features[:, FEATURES.index(feature)] > 0
     texts = doc.block_texts(blocks)
     return [bool(f) for t, f in zip(texts, flags, strict=True) if t.startswith(prefix)]
@@ -1006,7 +1043,7 @@ def _notes_page(notes_class: str, wrapper: str = "div") -> str:
 def _notes_rule(html: str) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
     """Per block: its text, its notes flag, the model's probability and the rules'."""
     doc = Document.from_input(html)
-    blocks, features, _, rules = block_features(doc)
+    blocks, features, _, rules = block_features(doc, shipped_words())
     model = load_model(MODEL_NAME)
     ruled = content_probability(model, features, rules)
     return doc.block_texts(blocks), rules.notes, model.probability(features), ruled
@@ -1060,7 +1097,7 @@ def test_a_data_table_is_decided_whole() -> None:
     the model's probabilities."""
     html = _table_page(f"<table><tr><th>Title</th><th>Year</th><th>Plot</th></tr>{FILMS}</table>")
     doc = Document.from_input(html)
-    blocks, features, _, rules = block_features(doc)
+    blocks, features, _, rules = block_features(doc, shipped_words())
     model = load_model(MODEL_NAME)
     alone, ruled = model.probability(features), content_probability(model, features, rules)
     cells = np.isin(np.asarray(doc.nodes.tag)[blocks], ("td", "th"))
@@ -1104,7 +1141,7 @@ def test_the_articles_code_is_kept_by_rule() -> None:
         )
 
     doc = Document.from_input(page())
-    blocks, features, _, rules = block_features(doc)
+    blocks, features, _, rules = block_features(doc, shipped_words())
     model = load_model(MODEL_NAME)
     alone, ruled = model.probability(features), content_probability(model, features, rules)
     code = np.array([t.startswith("[extensions]") for t in doc.block_texts(blocks)])
@@ -1113,7 +1150,7 @@ def test_the_articles_code_is_kept_by_rule() -> None:
     assert "evolve7 =" in extract(page()).text
 
     doc = Document.from_input(page("<aside><pre>$ subscribe --weekly</pre></aside>"))
-    blocks, _, _, rules = block_features(doc)
+    blocks, _, _, rules = block_features(doc, shipped_words())
     texts = doc.block_texts(blocks)
     assert [texts[b] for b in np.flatnonzero(rules.code)][-1] == "[extensions] evolve7 ="
 
@@ -1144,8 +1181,85 @@ def test_an_article_section_that_has_ads_is_not_furniture(benchmark_set: Any) ->
     and the held-out models kept 1 of its 4 snippets."""
     page = benchmark_set("trafilatura").load_page("trafilatura", "skateboardmsm.de.dormhagen")
     doc = Document.from_input(page.html, url=page.url)
-    blocks, features, _, _ = block_features(doc)
+    blocks, features, _, _ = block_features(doc, shipped_words())
     texts = doc.block_texts(blocks)
     held = [i for i, t in enumerate(texts) if "Blue Tomato präsentiert die dritte" in t]
     assert held
     assert not features[held, FEATURES.index("under_furniture_hint")].any()
+
+
+def test_the_shipped_word_model_reads_short_furniture_lines_as_furniture() -> None:
+    """The word model learned (not listed) the words of short furniture lines inside
+    articles: prompts, rights lines and credits, in English and in German, score below
+    short article sentences of either language by more than 1 in log-odds (odds e times
+    lower); a block of more words than the model's ``max_words`` gets the neutral 0."""
+    words = shipped_words()
+    furniture = words.scores(
+        [
+            "Subscribe to our newsletter",
+            "If you enjoyed reading this post, please share it",
+            "All rights reserved",
+            "Abonnieren Sie unseren Newsletter",
+            "Photo: Reuters",
+        ]
+    )
+    prose = words.scores(
+        [
+            "The council met on Tuesday and agreed to repair the sea wall.",
+            "Der Stadtrat hat am Dienstag beschlossen, die alte Mauer zu reparieren.",
+        ]
+    )
+    assert furniture.max() < prose.min() - 1.0
+    long_sentence = "The council met on Tuesday evening and agreed to repair the old sea wall " * 2
+    assert words.max_words == 12 and words.scores([long_sentence]).tolist() == [0.0]
+
+
+def _sentence_ends(body: str) -> dict[str, tuple[str, bool]]:
+    """Per block text of a page of ``body``: its end (:meth:`Document.block_ends`) and
+    its ``ends_sentence`` feature."""
+    doc = Document.from_input(f"<html><body>{body}</body></html>")
+    blocks, features, _, _ = block_features(doc, None)
+    ends = doc.block_ends(blocks, SENTENCE_CLOSING)
+    flags = features[:, FEATURES.index("ends_sentence")] > 0
+    return {
+        text: (end, bool(flag))
+        for text, end, flag in zip(doc.block_texts(blocks), ends, flags, strict=True)
+    }
+
+
+def test_a_block_ends_as_a_sentence_after_its_closing_quotes() -> None:
+    """A block's end is its text's last character once trailing white space and closing
+    quotes and brackets are stripped, read from its last non-blank piece: a full stop,
+    question or exclamation mark (Latin or CJK) or an ellipsis ends a sentence; a colon, a
+    word or an emoji does not; its neighbours' flags are its previous and next block's."""
+    ends = _sentence_ends(
+        "<p>It ended.</p><p>He said \u201cstop!\u201d</p><p>Read also:</p>"
+        "<p>One <span>two?</span>  \n </p><p>Photo: Reuters</p><p>\u7d42\u308f\u308a\u3002</p>"
+        "<p>Wait\u2026 (really)</p><p>end \U0001f600</p>"
+    )
+    assert ends == {
+        "It ended.": (".", True),
+        "He said \u201cstop!\u201d": ("!", True),
+        "Read also:": (":", False),
+        "One two?": ("?", True),
+        "Photo: Reuters": ("s", False),
+        "\u7d42\u308f\u308a\u3002": ("\u3002", True),
+        "Wait\u2026 (really)": ("y", False),
+        "end \U0001f600": ("\U0001f600", False),
+    }
+    # A piece of closing characters alone reads as no end (documented: one piece is read).
+    assert _sentence_ends("<p>Quoted.<b>\u201d</b></p>") == {"Quoted.\u201d": ("", False)}
+    doc = Document.from_input("<html><body><p>First.</p><p>Second</p><p>Third.</p></body></html>")
+    _, features, _, _ = block_features(doc, None)
+    columns = [FEATURES.index(name) for name in ("ends_sentence", "previous_ends_sentence")]
+    assert features[:, columns].tolist() == [[1, 0], [0, 1], [1, 0]]
+    assert features[:, FEATURES.index("next_ends_sentence")].tolist() == [0, 1, 0]
+
+
+@pytest.mark.xfail(strict=True, reason="known: white space before a closing mark is kept")
+def test_a_sentence_before_a_spaced_closing_guillemet_ends_as_a_sentence() -> None:
+    """French sets a space before a closing guillemet ("en feu. \u00bb"); the block ends
+    as a sentence. Not so today: only white space after the closing marks is stripped, so
+    the end reads as the space (15 of 70,851 blocks of every fifth pool page differ from
+    their text's end so; fixing it changes the model's inputs: a refit)."""
+    assert _sentence_ends("<p>La for\u00eat en feu. \u00bb</p>")["La for\u00eat en feu. \u00bb"][1]

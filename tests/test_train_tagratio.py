@@ -5,8 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchmarks.train_tagratio import PageBlocks, fit, pick_cut, site_weights, typical_gains
+from benchmarks.train_tagratio import (
+    WORD_BITS,
+    PageBlocks,
+    fit,
+    pick_cut,
+    site_weights,
+    typical_gains,
+)
 from scrapy_tagratio.algorithms.tagratio import FEATURES, BlockRules
+from scrapy_tagratio.algorithms.words import hashed_words
 
 
 def page(site: str, label: int, blocks: int = 4) -> PageBlocks:
@@ -24,6 +32,7 @@ def page(site: str, label: int, blocks: int = 4) -> PageBlocks:
         labels=np.full(blocks, label, dtype=np.int8),
         weights=np.full(blocks, 1 / blocks, dtype=np.float32),
         texts=["text"] * blocks,
+        words=hashed_words(["text"] * blocks, WORD_BITS),
         gold="text",
     )
 
@@ -38,7 +47,7 @@ def test_three_pages_of_one_site_weigh_as_one_page_of_another() -> None:
     content among them, one half when each site weighs one (three quarters if each page
     weighed one)."""
     pages = [page("a.example", 1), page("a.example", 1), page("a.example", 1), page("b.example", 0)]
-    model = fit(pages)
+    model, _ = fit(pages)
     probability = model.predict_proba(np.zeros((1, len(FEATURES))))[0, 1]
     assert abs(probability - 0.5) < 0.01
 

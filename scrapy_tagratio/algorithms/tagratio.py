@@ -119,6 +119,15 @@ the labelled blocks of every development set, with the names of the features it 
 on (checked against :data:`FEATURES` by the tests), its training-data fingerprint and its
 leave-one-set-out and site-grouped validation figures.
 
+**One feature reads the block's words** (``word_score``, :mod:`.words`): the log-odds of a
+logistic regression over the hashed words of a short block (the model file's
+``max_words``; a longer block gets the neutral 0), learned with the trees from the same
+labelled blocks (and shipped in the same file). The errors the other features left on
+trafilatura-eval were mostly short furniture inside the article's container that only its
+words tell apart (prompts to subscribe or share, disclosures, copyright lines, bylines);
+on long blocks the word score added nothing the structure did not see, and lost pages of
+a set left out of training (development notes, issue 14).
+
 **A short output is filled** (:func:`kept_blocks`): where the blocks at the cut hold less
 than :data:`ARTICLE_PROSE_CHARS` characters, the most probable blocks under it are kept
 too, in order, until the output holds that much, as long as the model gives them half the
@@ -130,6 +139,7 @@ empty or one line. The overview detector judges the filled output.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import ClassVar
@@ -138,6 +148,7 @@ import numpy as np
 
 from ..cleaning import data_tables, name_codes
 from ..document import Document, NodeTable
+from ..errors import ExtractionError
 from ..structure import Structures, find_structures
 from ..titles import HEADLINE_TAGS, names_title, title_words
 from .base import (
@@ -160,6 +171,7 @@ from .template_names import (
     slugged_furniture,
 )
 from .trees import BoostedTrees, load_model
+from .words import WordScores
 
 __all__ = [
     "ARTICLE_PROSE_CHARS",
@@ -176,6 +188,7 @@ __all__ = [
     "main_container",
     "named_comments",
     "sections_parent",
+    "word_model",
 ]
 
 #: Elements that hold page furniture, not article text.
@@ -212,6 +225,13 @@ HEADLINE_CANDIDATES = 8
 #: cut (:func:`kept_blocks`). Design constant ("the model leaned towards content at least
 #: half as far as the cut asks"), not fitted.
 SHORT_OUTPUT_CUT_SHARE = 0.5
+#: A block whose text ends with one of these characters (after closing quotes and brackets,
+#: :data:`SENTENCE_CLOSING`) ends as a sentence (feature ``ends_sentence``): full stops,
+#: question and exclamation marks of the Latin and the CJK scripts and the ellipsis. A
+#: short paragraph, list item or line of dialogue of the article mostly ends so; a
+#: caption's credit, a prompt ("Read also:"), a box heading or a byline mostly does not.
+SENTENCE_ENDS = frozenset(".!?\u2026\u3002\uff01\uff1f")
+SENTENCE_CLOSING = "\"')]\u00bb\u2019\u201d"
 
 
 #: Names of the features of :func:`block_features`, in column order.
@@ -247,6 +267,13 @@ FEATURES = (
     "previous_link_share",
     "next_log_length",
     "next_link_share",
+    # The text: whether it ends as a sentence does (:data:`SENTENCE_ENDS`), the block's
+    # and its neighbours'.
+    "ends_sentence",
+    "previous_ends_sentence",
+    "next_ends_sentence",
+    # The block's words: their log-odds by the model file's word model (:mod:`.words`).
+    "word_score",
 )
 #: The model file the default reads (``scrapy_tagratio/models/tagratio.json``).
 MODEL_NAME = "tagratio"
@@ -500,9 +527,11 @@ def _links_after_article(features: np.ndarray) -> np.ndarray:
 
 
 def block_features(
-    document: Document,
+    document: Document, words: WordScores | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, BlockRules]:
-    """Features of the page's text blocks.
+    """Features of the page's text blocks, their ``word_score`` by the word model ``words``
+    (:func:`word_model` of the block model; None: 0, for the training script, which
+    scores them with each fold's own word model).
 
     Returns ``(blocks, features, owner, rules)``: the node indices of the blocks (the
     block-level elements that own text, in document order), a ``len(blocks) x
@@ -595,6 +624,8 @@ def block_features(
     page_chars = max(float(nodes.chars[0]), 1.0)
     main_chars = max(float(nodes.chars[main]), 1.0)
     previous = lambda values: np.concatenate(([0.0], values))[:-1]  # noqa: E731
+    ends = document.block_ends(blocks, SENTENCE_CLOSING)
+    ends_sentence = np.array([end in SENTENCE_ENDS for end in ends], dtype=bool)
     following = lambda values: np.concatenate((values, [0.0]))[1:]  # noqa: E731
 
     def columns() -> Iterator[np.ndarray | float]:
@@ -628,7 +659,13 @@ def block_features(
         yield previous(link_share)
         yield following(log_length)
         yield following(link_share)
+        yield ends_sentence
+        yield previous(ends_sentence)
+        yield following(ends_sentence)
+        yield word_scores
 
+    # Before the matrix is allocated: on a large page it is tens of MB.
+    word_scores = 0.0 if words is None else words.block_scores(document, blocks)
     # float32: the values the model was fitted and validated on (the training script keeps
     # the features so), and half the memory of float64 on a large page.
     features = np.empty((len(blocks), len(FEATURES)), dtype=np.float32)
@@ -655,6 +692,15 @@ def block_features(
 
 
 _BESIDE_ARTICLE = FEATURES.index("thread_beside_article")
+
+
+@functools.cache  # per model object (models are read once per process: :func:`load_model`)
+def word_model(model: BoostedTrees) -> WordScores:
+    """The word model of the block model ``model`` (its file's ``"words"``);
+    :class:`ExtractionError` if it has none."""
+    if "words" not in model.about:
+        raise ExtractionError("the block model file holds no word model ('words')")
+    return WordScores.from_dict(model.about["words"])
 
 
 def content_probability(model: BoostedTrees, features: np.ndarray, rules: BlockRules) -> np.ndarray:
@@ -736,7 +782,8 @@ class TagRatio(Algorithm):
                 f"parameter 'model' must be {MODEL_NAME!r} or a path ending in .json, "
                 f"not {self.model!r}"
             )
-        load_model(self.model)  # a missing or malformed file is an error now, not per page
+        # A missing or malformed file is an error now, not per page.
+        word_model(load_model(self.model))
 
     def run(self, document: Document) -> Labelling:
         nodes = document.nodes
@@ -745,7 +792,7 @@ class TagRatio(Algorithm):
         cut = model.cut if self.threshold is None else self.threshold
         if n == 0 or nodes.chars[0] == 0:
             return dom_labelling(document, np.zeros(n, dtype=bool), np.zeros(n), cut)
-        blocks, features, owner, rules = block_features(document)
+        blocks, features, owner, rules = block_features(document, word_model(model))
         probability = np.zeros(n)
         probability[blocks] = content_probability(model, features, rules)
         del features  # not held while the text is built (large pages)

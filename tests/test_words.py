@@ -1,0 +1,302 @@
+"""The word model: hashed words of a block's text, scored by a linear model."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import tracemalloc
+import zlib
+from collections.abc import Sequence
+from unittest import mock
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from benchmarks import _data
+from scrapy_tagratio import ExtractionError, reader
+from scrapy_tagratio import document as document_module
+from scrapy_tagratio.algorithms import words as words_module
+from scrapy_tagratio.algorithms.tagratio import block_features
+from scrapy_tagratio.algorithms.words import WordScores, hashed_words, word_hashes
+from scrapy_tagratio.document import (
+    SPLIT_MAX_CHARS,
+    Document,
+    collapse_white_space,
+    decode_html,
+)
+
+BITS = 8
+KERNEL = reader._KERNEL
+needs_kernel = pytest.mark.skipif(KERNEL is None, reason="the compiled kernel is not built")
+#: Texts of every width of str (one, two and four bytes a character) and the characters
+#: where word boundaries are easy to get wrong: the underscore (a word character of re),
+#: digits of other scripts, combining marks (not word characters: they split a word),
+#: a capital whose lower case is two characters (U+0130: "i" and a combining dot).
+TRICKY_TEXTS = [
+    "",
+    "   ",
+    "Subscribe NOW, now!",
+    "snake_case and __dunder__ x_1",
+    "Caf\u00e9 \u00fcber 42\u00a0\u00bd \u00b2",
+    "\u0130stanbul \u0130 I\u0307 e\u0301t\u00e9",
+    "\u4e2d\u6587\u6587\u672c\u3002\u65e5\u672c\u8a9e\u30c6\u30ad\u30b9\u30c8",
+    "\u0627\u0644\u0639\u0631\u0628\u064a\u0629 \u0661\u0662\u0663 "
+    "\u0939\u093f\u0928\u094d\u0926\u0940",
+    "emoji \U0001f600 \U0001d400\U0001d401 gothic \U00010330\U00010331 end",
+    "one-two\u2014three\u2019s (four) [five] \u00absix\u00bb",
+]
+
+
+def reference_hashes(texts: Sequence[str], max_words: int) -> tuple[list[int], list[int]]:
+    """:func:`word_hashes` as the module description defines it, written out here:
+    ``re``'s words of the lower-cased text (counted up to ``max_words + 1``), zlib's CRC-32
+    of their UTF-8 bytes."""
+    found = [re.findall(r"\w+", text.lower()) for text in texts]
+    kept = [words for words in found if not max_words or len(words) <= max_words]
+    counts = [min(len(words), max_words + 1) if max_words else len(words) for words in found]
+    return counts, [zlib.crc32(w.encode()) for ws in kept for w in ws]
+
+
+def kernel_hashes(texts: Sequence[str], max_words: int) -> tuple[list[int], list[int]]:
+    """The compiled kernel's :func:`~scrapy_tagratio._kernel.word_hashes`, as lists."""
+    assert KERNEL is not None
+    counts, hashes = KERNEL.word_hashes(list(texts), max_words)
+    return np.frombuffer(counts, np.int64).tolist(), np.frombuffer(hashes, np.int64).tolist()
+
+
+def bucket(word: str) -> int:
+    """The bucket of ``word`` as the module description defines it (CRC-32 of UTF-8)."""
+    return zlib.crc32(word.encode("utf-8")) & ((1 << BITS) - 1)
+
+
+def test_hashed_words_are_the_distinct_buckets_of_the_lower_cased_words() -> None:
+    hashed = hashed_words(["Subscribe NOW, now!", "", "Café über 42"], BITS)
+    first = hashed.buckets[hashed.starts[0] : hashed.starts[1]]
+    assert sorted(first.tolist()) == sorted({bucket("subscribe"), bucket("now")})
+    assert hashed.starts[1] == hashed.starts[2]  # the empty text has none
+    third = hashed.buckets[hashed.starts[2] : hashed.starts[3]]
+    assert sorted(third.tolist()) == sorted({bucket("café"), bucket("über"), bucket("42")})
+    assert hashed.words.tolist() == [3, 0, 3]  # repeated words count
+
+
+def test_scores_are_the_intercept_plus_the_unit_scaled_weights() -> None:
+    weights = np.zeros(1 << BITS, dtype=np.float32)
+    weights[bucket("subscribe")] = -2.0
+    weights[bucket("council")] = 1.5
+    model = WordScores(BITS, 0, weights, 0.25)
+    scores = model.scores(["Subscribe subscribe", "the council", "", "council Subscribe"])
+    expected = [0.25 - 2.0, 0.25 + 1.5 / np.sqrt(2), 0.0, 0.25 - 0.5 / np.sqrt(2)]
+    assert np.allclose(scores, expected, atol=1e-6)
+    assert scores.dtype == np.float32
+    # Texts of more words than max_words get the neutral log-odds.
+    limited = WordScores(BITS, 1, weights, 0.25).scores(["subscribe", "the council"])
+    assert np.allclose(limited, [0.25 - 2.0, 0.0])
+
+
+def test_word_model_round_trips_through_its_file_form() -> None:
+    weights = np.linspace(-3, 3, 1 << BITS).astype(np.float16).astype(np.float32)
+    model = WordScores(BITS, 12, weights, -0.5)
+    again = WordScores.from_dict(model.to_dict())
+    assert (again.bits, again.max_words, again.intercept) == (BITS, 12, -0.5)
+    assert np.array_equal(again.weights, weights)
+    with pytest.raises(ExtractionError, match="weights"):
+        WordScores.from_dict({**model.to_dict(), "bits": BITS + 1})
+    with pytest.raises(ExtractionError, match="malformed"):
+        WordScores.from_dict({"bits": BITS})
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"bits": -1},  # was a ValueError of the shift
+        {"max_words": -1},  # was the kernel's ValueError on every page
+        {"intercept": "nan"},  # was a NaN feature on every page
+        {
+            "weights": WordScores(BITS, 12, np.full(1 << BITS, np.inf, np.float32), 0).to_dict()[
+                "weights"
+            ]
+        },
+    ],
+)
+def test_a_malformed_word_model_is_refused_when_read(change: dict[str, object]) -> None:
+    """A word model whose bits or word limit are negative, or whose intercept or weights
+    are not finite, is refused as its file is read (ExtractionError), not on each page
+    with another exception or a NaN feature."""
+    model = WordScores(BITS, 12, np.zeros(1 << BITS, dtype=np.float32), 0.0)
+    with pytest.raises(ExtractionError, match="word model"):
+        WordScores.from_dict({**model.to_dict(), **change})
+
+
+@pytest.mark.parametrize("max_words", [0, 1, 3])
+def test_word_hashes_are_res_words_hashed_by_zlib_on_both_paths(
+    max_words: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The module's words and hashes, with the kernel where it is built and without it
+    (the pure path), are those :func:`reference_hashes` writes out, on texts of every
+    string width and tricky word boundaries; texts of more than ``max_words`` words are
+    counted but not hashed."""
+    expected = reference_hashes(TRICKY_TEXTS, max_words)
+    counts, hashes = word_hashes(TRICKY_TEXTS, max_words)
+    assert (counts.tolist(), hashes.tolist()) == expected
+    monkeypatch.setattr(words_module, "active_kernel", lambda: None)
+    counts, hashes = word_hashes(TRICKY_TEXTS, max_words)
+    assert (counts.tolist(), hashes.tolist()) == expected
+    # Combining marks split words: "i" "stanbul" "i" "i" "e" "t\u00e9" (U+0130 lowers to "i"
+    # and a combining dot).
+    assert reference_hashes(["\u0130stanbul \u0130 I\u0307 e\u0301t\u00e9"], 0)[0] == [6]
+
+
+#: Any code point, lone surrogates included (``st.text()`` alone never draws them), and
+#: often one of the characters where words split or join.
+ANY_CHARACTER = st.one_of(
+    st.characters(exclude_categories=()), st.sampled_from("\ud800\udfff\x00_ \u0130\u0301")
+)
+
+
+@needs_kernel
+@settings(max_examples=300, deadline=None)
+@given(texts=st.lists(st.text(ANY_CHARACTER), max_size=6), max_words=st.integers(0, 4))
+def test_the_kernels_word_hashes_are_those_of_re_and_zlib(texts: list[str], max_words: int) -> None:
+    """On any texts (any code points, lone surrogates and NULs included), the kernel's
+    words and hashes, and the pure path's, are ``re``'s and zlib's."""
+    expected = reference_hashes(texts, max_words)
+    assert kernel_hashes(texts, max_words) == expected
+    with mock.patch.object(words_module, "active_kernel", lambda: None):
+        counts, hashes = word_hashes(texts, max_words)
+    assert (counts.tolist(), hashes.tolist()) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    texts=st.lists(st.text(st.sampled_from("ab AB_1\u00e9\u0130\u4e2d-")), max_size=8),
+    max_words=st.integers(0, 3),
+)
+def test_hashed_words_are_each_texts_sorted_distinct_buckets(
+    texts: list[str], max_words: int
+) -> None:
+    """Per text, its buckets in order and without repeats (:func:`numpy.unique`'s of its
+    words' buckets, as the module description defines them; none over ``max_words``
+    words), on texts sharing words and buckets (``BITS`` is small)."""
+    hashed = hashed_words(texts, BITS, max_words)
+    for i, text in enumerate(texts):
+        words = re.findall(r"\w+", text.lower())
+        kept = not max_words or len(words) <= max_words
+        expected = sorted({bucket(word) for word in words}) if kept else []
+        assert hashed.buckets[hashed.starts[i] : hashed.starts[i + 1]].tolist() == expected
+        assert hashed.words[i] == (min(len(words), max_words + 1) if max_words else len(words))
+    assert hashed.starts[0] == 0 and hashed.starts[-1] == len(hashed.buckets)
+
+
+@needs_kernel
+def test_the_kernel_refuses_a_negative_word_limit() -> None:
+    with pytest.raises(ValueError, match="max_words must be 0 or more, not -1"):
+        KERNEL.word_hashes(["text"], -1)  # type: ignore[union-attr]
+
+
+@needs_kernel
+@pytest.mark.benchmark_data
+@pytest.mark.skipif(_data.benchmarks_dir() is None, reason="needs ../shared/benchmarks")
+def test_the_kernels_word_hashes_are_those_of_re_and_zlib_on_development_pages() -> None:
+    """On the block texts of the protocol's pool (the texts the word model reads), the
+    kernel's words and hashes are ``re``'s and zlib's: every tenth page by default, all of
+    them with ``TAGRATIO_ALL_PAGES=1`` (CI's kernel run)."""
+    from benchmarks import protocol
+
+    step = 1 if os.environ.get("TAGRATIO_ALL_PAGES") == "1" else 10
+    for page in protocol.pool()[::step]:
+        document = Document(decode_html(page.html()))
+        texts = document.block_texts(block_features(document, None)[0])
+        assert kernel_hashes(texts, 12) == reference_hashes(texts, 12), page.key
+
+
+def test_hashed_words_leaves_texts_over_the_limit_without_buckets() -> None:
+    hashed = hashed_words(["one two three four", "Subscribe now", "x"], BITS, max_words=2)
+    assert hashed.words.tolist() == [3, 2, 1]  # counted up to max_words + 1
+    assert np.diff(hashed.starts).tolist() == [0, 2, 1]
+    assert sorted(hashed.buckets[hashed.starts[1] : hashed.starts[2]].tolist()) == sorted(
+        {bucket("subscribe"), bucket("now")}
+    )
+
+
+def test_block_scores_built_in_chunks_are_the_scores_of_all_block_texts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A page's blocks scored a few at a time (their texts never all held) score as their
+    texts do at once, on both paths; the chunks are the block texts, in order, at most
+    the size asked for."""
+    html = (
+        "<html><body>"
+        + "".join(f"<p>Line {n} of the page, <b>short</b></p><li>item {n}</li>" for n in range(40))
+        + "</body></html>"
+    )
+    document = Document.from_input(html)
+    blocks = block_features(document, None)[0]
+    weights = np.linspace(-2, 2, 1 << BITS).astype(np.float32)
+    model = WordScores(BITS, 4, weights, 0.1)
+    for kernel in (True, False):
+        if not kernel:
+            monkeypatch.setattr(words_module, "active_kernel", lambda: None)
+            monkeypatch.setattr("scrapy_tagratio.document.active_kernel", lambda: None)
+        chunks = list(document.block_text_chunks(blocks, 7))
+        assert [len(chunk) for chunk in chunks] == [7] * 11 + [3]
+        assert [text for chunk in chunks for text in chunk] == document.block_texts(blocks)
+        assert "Line 3 of the page, short" in chunks[0]
+        monkeypatch.setattr(words_module, "BLOCKS_AT_ONCE", 7)
+        chunked = model.block_scores(document, blocks)
+        assert np.array_equal(chunked, model.scores(document.block_texts(blocks)))
+        assert (chunked != 0).any() and (chunked == 0).any()  # short and long blocks
+
+
+def test_the_pure_paths_word_score_of_a_huge_block_holds_no_list_of_its_words(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without the kernel, the word score of a page of one block of a million words holds
+    no more than a few copies of the page: its block text is collapsed without the list of
+    a string per word that ``str.split`` builds (ten times the text's memory), and its
+    words are counted no further than the limit."""
+    page = "<html><body><p>" + "Alpha beta\n  gamma delta " * 250_000 + "</p></body></html>"
+    document = Document.from_input(page)
+    monkeypatch.setattr(document_module, "active_kernel", lambda: None)
+    monkeypatch.setattr(words_module, "active_kernel", lambda: None)
+    model = WordScores(BITS, 12, np.zeros(1 << BITS, dtype=np.float32), 0.5)
+    block_features(document, None)  # the page's tables, built once
+    tracemalloc.start()
+    try:
+        features = block_features(document, model)[1]
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.reset_peak()
+        block_features(document, None)
+        peak_without_words = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert features.shape[0] == 1 and features[0, -1] == 0.0  # over max_words: neutral
+    assert peak - peak_without_words < 3 * len(page)
+    text = document.block_texts(block_features(document, None)[0])[0]
+    assert text == " ".join(("Alpha beta\n  gamma delta " * 250_000).split())
+
+
+def test_a_long_texts_white_space_is_collapsed_as_str_split_does() -> None:
+    """:func:`collapse_white_space` of a text too long for ``str.split`` (the pattern's
+    path) is ``" ".join(text.split())``: every white space character of ``str`` (29, the
+    file and group separators among them) collapsed, the ends stripped; zero-width and
+    no-break characters that are not ``str`` white space kept."""
+    spaces = "".join(chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace())
+    assert len(spaces) == 29
+    kept = "\u200b\u2060\ufeff\u00ad"
+    unit = f"{spaces}word{kept}\u00e9\U0001f600 x\x1c\x1fy "
+    text = unit * (SPLIT_MAX_CHARS // len(unit) + 2)
+    assert len(text) > SPLIT_MAX_CHARS
+    assert collapse_white_space(text) == " ".join(text.split())
+    assert collapse_white_space(" a \n b ") == "a b"
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(st.sampled_from("ab \n\t\u00a0\u3000\x1c")))
+def test_white_space_collapsed_chunk_by_chunk_is_str_splits(text: str) -> None:
+    """Split a few characters at a time (chunk ends inside words and inside runs of white
+    space), the collapsed text is ``" ".join(text.split())``."""
+    with mock.patch.object(document_module, "SPLIT_MAX_CHARS", 3):
+        assert collapse_white_space(text) == " ".join(text.split())
