@@ -242,13 +242,13 @@ def page_blocks(page: protocol.ProtocolPage) -> PageBlocks:
         with_ = [normalise_whitespace(s) for s in record["with"]]
         without = [normalise_whitespace(s) for s in record["without"]]
         labels = _snippet_labels(texts, with_, without)
-        words = _snippets_held(texts, with_ + without)  # what the snippet F counts
+        counted = _snippets_held(texts, with_ + without)  # what the snippet F counts
         gold: Any = (with_, without)
     else:
-        labels, words = _full_text_labels(texts, record["body"])
+        labels, counted = _full_text_labels(texts, record["body"])
         gold = record["body"]
     labels[features[:, _BESIDE_ARTICLE] > 0] = -1
-    weights = np.where(labels >= 0, np.maximum(words, 1.0), 0.0)
+    weights = np.where(labels >= 0, np.maximum(counted, 1.0), 0.0)
     weights /= max(weights.sum(), 1e-9)
     return PageBlocks(
         key=page.key,
@@ -266,11 +266,12 @@ def page_blocks(page: protocol.ProtocolPage) -> PageBlocks:
 
 
 def _source_fingerprint() -> str:
-    """A digest of the package's source: the features depend on the reader, the node
-    table, the structures and the algorithms, so any change of the code recomputes the
-    cached blocks (a cache keyed by the feature names alone served stale features)."""
+    """A digest of the package's source, the compiled kernel's included: the features
+    depend on the reader, the node table, the structures and the algorithms, so any change
+    of the code recomputes the cached blocks (a cache keyed by the feature names alone
+    served stale features)."""
     digest = hashlib.sha1()
-    for path in sorted(PACKAGE.rglob("*.py")):
+    for path in sorted([*PACKAGE.rglob("*.py"), *PACKAGE.rglob("*.pyx")]):
         digest.update(path.relative_to(PACKAGE).as_posix().encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()
@@ -295,7 +296,7 @@ def load_blocks(limit: int | None, cache: Path | None) -> list[PageBlocks]:
     fields = tuple(field.name for field in dataclasses.fields(PageBlocks))
     key = (
         _source_fingerprint(), _gold_fingerprint(), FEATURES, limit, LABEL_SETS, GOLD_SHARE, fields,
-        WORD_BITS, _script_fingerprint(),
+        WORD_BITS, WORD_MAX_WORDS, _script_fingerprint(),
     )  # fmt: skip
     tag = hashlib.sha1(repr(key).encode()).hexdigest()[:12]
     path = cache / f"tagratio-blocks-{tag}.pkl" if cache else None
