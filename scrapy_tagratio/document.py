@@ -402,13 +402,19 @@ class Document:
         order = np.argsort(block_of, kind="stable")
         return block_of[order], walk.piece[text_events][order]
 
+    def _runs(self, pieces: np.ndarray) -> list[str]:
+        """The page's runs of text of the indices ``pieces``, gathered from the list (the
+        object array of :attr:`_Walk.pieces` is not built for this: it would stay, MB on a
+        large page)."""
+        return list(map(self._walk.texts.__getitem__, pieces.tolist()))
+
     @cached_property
     def pieces_by_block(self) -> tuple[np.ndarray, list[str]]:
         """The page's text pieces ordered by the layout block owning them
         (:meth:`_pieces_in_block_order`), and that block of each piece: what the site
         memory's fingerprints read."""
         block_of, pieces = self._pieces_in_block_order()
-        return block_of, self._walk.pieces[pieces].tolist()
+        return block_of, self._runs(pieces)
 
     def block_texts(self, blocks: np.ndarray) -> list[str]:
         """Per node of ``blocks``, the text its layout block owns (the pieces whose
@@ -428,10 +434,7 @@ class Document:
         starts = np.searchsorted(block_of, blocks)
         ends = np.searchsorted(block_of, blocks, side="right")
         kernel = active_kernel()
-        # The pure path's runs in block order, from the list (the object array of
-        # :attr:`_Walk.pieces` is not built for this: it would stay, MB on a large page).
-        runs = self._walk.texts
-        texts = list(map(runs.__getitem__, pieces.tolist())) if kernel is None else []
+        texts = self._runs(pieces) if kernel is None else []
         for at in range(0, len(blocks), size):
             chunk = slice(at, at + size)
             if kernel is not None:
