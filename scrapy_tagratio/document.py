@@ -486,7 +486,7 @@ class Document:
                 table.end,
                 np.asarray(blocks, dtype=np.int64),
             )
-            return [" ".join("".join(pieces).split()) for pieces in found]
+            return [collapse_white_space("".join(pieces)) for pieces in found]
         wanted = np.zeros(len(table), dtype=bool)
         wanted[blocks] = True
         # The nodes of the blocks asked for, then their text events: only those few are
@@ -497,7 +497,9 @@ class Document:
         texts: dict[int, list[str]] = {}
         for block, text in zip(owner_block.tolist(), pieces, strict=True):
             texts.setdefault(block, []).append(text)
-        return [" ".join("".join(texts.get(b, ())).split()) for b in np.asarray(blocks).tolist()]
+        return [
+            collapse_white_space("".join(texts.get(b, ()))) for b in np.asarray(blocks).tolist()
+        ]
 
     def _content_mask(self, content: np.ndarray) -> np.ndarray:
         """Per event of the walk, whether it is one of the marked elements' text or the
