@@ -36,19 +36,28 @@ _CONTROL_BYTES = bytes(range(0, 9)) + bytes(range(14, 32))
 _LEGACY_CHARSET = re.compile(r"(?:cp125\d|iso8859-\d+|latin-?1|windows-125\d|ascii)$", re.I)
 
 
-def _sniff_binary(data: bytes) -> str | None:
-    """Name of the binary format ``data`` looks like, or None for text."""
+def _sniff_binary(data: bytes, content_type: str | None = None) -> str | None:
+    """Name of the binary format ``data`` looks like, or None for text.
+
+    UTF-16 and UTF-32 text, marked by its byte order mark or declared by the HTTP charset,
+    is half NUL bytes: its control bytes are not counted."""
     head = data[:2048].lstrip()
     for signature, name in _BINARY_SIGNATURES:
         if head.startswith(signature):
             return name
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16/32 BOM: NUL bytes are text
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")) or _declares_wide_unicode(content_type):
         return None
     sample = data[:4096]
     controls = len(sample) - len(sample.translate(None, _CONTROL_BYTES))  # one pass
     if controls > 0.1 * len(sample):
         return "binary data"
     return None
+
+
+def _declares_wide_unicode(content_type: str | None) -> bool:
+    """Whether the HTTP charset is UTF-16 or UTF-32 (any byte order), as Scrapy reads it."""
+    encoding = http_content_type_encoding(content_type)
+    return encoding is not None and codecs.lookup(encoding).name.startswith(("utf-16", "utf-32"))
 
 
 def _detect_encoding(data: bytes) -> str | None:
@@ -72,12 +81,12 @@ def _detect_encoding(data: bytes) -> str | None:
 def decode_html(data: bytes, content_type: str | None = None) -> str:
     """Decode page bytes as Scrapy does: HTTP charset, BOM, meta charset, then detection.
     Raises :class:`ExtractionError` for binary data."""
-    _refuse_binary(data)
+    _refuse_binary(data, content_type)
     return _decode(data, content_type)
 
 
-def _refuse_binary(data: bytes) -> None:
-    kind = _sniff_binary(data)
+def _refuse_binary(data: bytes, content_type: str | None = None) -> None:
+    kind = _sniff_binary(data, content_type)
     if kind is not None:
         raise ExtractionError(f"input is {kind}, not HTML", kind="not_html")
 

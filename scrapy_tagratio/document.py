@@ -211,7 +211,7 @@ class Document:
                 raise ExtractionError(
                     f"page has {len(data)} bytes, above max_bytes={max_bytes}", kind="too_large"
                 )
-            _refuse_binary(data)
+            _refuse_binary(data, content_type)
             return cls(data, content_type=content_type, url=url, deadline=deadline)
         if isinstance(html, str):
             if max_bytes is not None and len(html) > max_bytes:

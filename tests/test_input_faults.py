@@ -37,6 +37,22 @@ def test_real_latin1_bytes_still_read_as_declared() -> None:
     assert Document.from_input(page.encode("latin-1")).full_text == "Café crème"
 
 
+def test_utf16_page_declared_by_its_http_charset_is_read_not_refused() -> None:
+    """A page served as ``text/html; charset=utf-16`` without a byte order mark: half its
+    bytes are NUL, which is text in UTF-16 (Scrapy's ``response.text`` reads it, big-endian
+    for plain ``utf-16`` as RFC 2781 says); the binary test refused it as "binary data",
+    and its items went on without the article."""
+    page = f"<html><body>{ARTICLE}</body></html>"
+    for codec, charset in (
+        ("utf-16-be", "utf-16"),
+        ("utf-16-le", "UTF-16LE"),
+        ("utf-16-be", "utf-16be"),
+    ):
+        data = page.encode(codec)
+        result = extract(data, content_type=f"text/html; charset={charset}")
+        assert "the council met on Tuesday" in result.text, charset
+
+
 def test_hidden_element_holding_the_page_is_kept() -> None:
     # React streaming: the rendered page waits in a hidden div that a script swaps in.
     page = (
