@@ -39,8 +39,13 @@ _LEGACY_CHARSET = re.compile(r"(?:cp125\d|iso8859-\d+|latin-?1|windows-125\d|asc
 def _sniff_binary(data: bytes, content_type: str | None = None) -> str | None:
     """Name of the binary format ``data`` looks like, or None for text.
 
+    Text has next to no control bytes (none in the 2,106 development pages); random
+    bytes (compressed or encrypted data) have 27 in 256, so more than 5% of the first 4 kB
+    is binary: three standard deviations below random data's share at 300 bytes, eleven at
+    4 kB (a bound of 10% let 12-42% of random bodies through, the shorter the more). A
+    few stray NUL bytes in a short page are text: it takes more than 8 as well.
     UTF-16 and UTF-32 text, marked by its byte order mark or declared by the HTTP charset,
-    is half NUL bytes: its control bytes are not counted."""
+    is half NUL bytes: not counted."""
     head = data[:2048].lstrip()
     for signature, name in _BINARY_SIGNATURES:
         if head.startswith(signature):
@@ -49,7 +54,7 @@ def _sniff_binary(data: bytes, content_type: str | None = None) -> str | None:
         return None
     sample = data[:4096]
     controls = len(sample) - len(sample.translate(None, _CONTROL_BYTES))  # one pass
-    if controls > 0.1 * len(sample):
+    if controls > max(8, 0.05 * len(sample)):
         return "binary data"
     return None
 
