@@ -61,7 +61,11 @@ def _sniff_binary(data: bytes, content_type: str | None = None) -> str | None:
 
 def _declares_wide_unicode(content_type: str | None) -> bool:
     """Whether the HTTP charset is UTF-16 or UTF-32 (any byte order), as Scrapy reads it."""
-    encoding = http_content_type_encoding(content_type)
+    return _is_wide_unicode(http_content_type_encoding(content_type))
+
+
+def _is_wide_unicode(encoding: str | None) -> bool:
+    """Whether ``encoding`` (a Python codec name) is UTF-16 or UTF-32, any byte order."""
     return encoding is not None and codecs.lookup(encoding).name.startswith(("utf-16", "utf-32"))
 
 
@@ -100,7 +104,11 @@ def _decode(data: bytes, content_type: str | None) -> str:
     """As Scrapy decodes, except that bytes declared in a legacy single-byte charset
     that are valid UTF-8 (and not ASCII) are read as UTF-8: re-encoded saves and
     misconfigured servers declare latin-1 over UTF-8, and trusting them gives mojibake
-    ("Ã©" for "é"); real latin-1 text is almost never valid UTF-8."""
+    ("Ã©" for "é"); real latin-1 text is almost never valid UTF-8. And a UTF-16 or UTF-32
+    that the page declares in its own markup (no byte order mark, no HTTP charset) is
+    read as UTF-8, as browsers do (WHATWG's prescan): a declaration read in ASCII is not
+    in UTF-16 (real UTF-16 text without either is refused as binary before this), and
+    read as UTF-16 the page is CJK mojibake."""
     return _decode_utf8(data, content_type)[0]
 
 
@@ -110,6 +118,12 @@ def _decode_utf8(data: bytes, content_type: str | None) -> tuple[str, bool]:
     ASCII-compatible legacy charset. The readers then hand ``data`` to the parser as it
     is instead of encoding the text again."""
     encoding, text = html_to_unicode(content_type, data, auto_detect_fun=_detect_encoding)
+    if (
+        _is_wide_unicode(encoding)
+        and not _declares_wide_unicode(content_type)
+        and read_bom(data)[0] is None
+    ):  # declared by the page's markup: read as UTF-8
+        encoding, text = html_to_unicode("text/html; charset=utf-8", data)
     if _LEGACY_CHARSET.match(encoding):
         if data.isascii():
             return text, True
@@ -129,13 +143,19 @@ def _utf8_reading(data: bytes, content_type: str | None) -> bool:
     """Whether :func:`_decode` reads ``data`` as ``data.decode("utf-8")`` when ``data`` is
     well-formed UTF-8 (the caller checks that), decided without decoding it: no byte order
     mark, and the encoding ``html_to_unicode`` chooses, in its order (the HTTP charset,
-    else the meta charset), is UTF-8 or a legacy charset (read as UTF-8 here). A page that
+    else the meta charset), is UTF-8 or a legacy charset (read as UTF-8 here), or is a
+    UTF-16 or UTF-32 the meta declares (read as UTF-8 here too). A page that
     declares neither is decoded as before: what the detection would choose is its own
     business. The compiled reader then hands the bytes to the parser without the text
     ever being decoded."""
     if read_bom(data)[0] is not None:
         return False
-    encoding = http_content_type_encoding(content_type) or html_body_declared_encoding(data)
+    declared = http_content_type_encoding(content_type)
+    encoding = declared or html_body_declared_encoding(data)
     if encoding is None:
         return False
-    return bool(_LEGACY_CHARSET.match(encoding)) or codecs.lookup(encoding).name == "utf-8"
+    return (
+        bool(_LEGACY_CHARSET.match(encoding))
+        or codecs.lookup(encoding).name == "utf-8"
+        or (declared is None and _is_wide_unicode(encoding))
+    )

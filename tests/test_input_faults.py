@@ -41,6 +41,24 @@ def test_real_latin1_bytes_still_read_as_declared() -> None:
     assert Document.from_input(page.encode("latin-1")).full_text == "Café crème"
 
 
+def test_meta_charset_utf16_on_ascii_compatible_bytes_reads_as_utf8() -> None:
+    """A page converted to UTF-8 that still says ``<meta charset="utf-16">``: a meta
+    declaration the parser could read in ASCII cannot be UTF-16, and browsers read it as
+    UTF-8 (WHATWG's prescan: a declared UTF-16 becomes UTF-8). Decoded as UTF-16, as
+    ``response.text`` does, the article was CJK mojibake ("㱨瑭氾...")."""
+    for declaration in (
+        "<meta charset='utf-16'>",
+        '<meta http-equiv="Content-Type" content="text/html; charset=UTF-16LE">',
+    ):
+        page = f"<html><head>{declaration}</head><body><p>Café crème, Ærø</p></body></html>"
+        for content_type in (None, "text/html"):
+            data = page.encode("utf-8")
+            assert Document.from_input(data, content_type=content_type).full_text == (
+                "Café crème, Ærø"
+            ), (declaration, content_type)
+            assert "Café crème, Ærø" in decode_html(data, content_type)
+
+
 def test_utf16_page_declared_by_its_http_charset_is_read_not_refused() -> None:
     """A page served as ``text/html; charset=utf-16`` without a byte order mark: half its
     bytes are NUL, which is text in UTF-16 (Scrapy's ``response.text`` reads it, big-endian
