@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -59,6 +60,43 @@ def test_a_file_of_another_format_is_refused(fitted: Fitted) -> None:
     data = export(model).to_dict()
     with pytest.raises(ExtractionError, match="version"):
         BoostedTrees.from_dict({**data, "version": 99})
+
+
+def _malformed(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Copies of the model file ``data``, each broken in one way a hand edit, a truncated
+    write or a file of another tool breaks it."""
+    trees = data["trees"]
+    ragged = [row[:3] if i == 0 else row for i, row in enumerate(trees["feature"])]
+    far_child = [[10**9, *row[1:]] if i == 0 else row for i, row in enumerate(trees["left"])]
+    far_feature = [[len(data["features"]), *row[1:]] if i == 0 else row for i, row in
+                   enumerate(trees["feature"])]  # fmt: skip
+    return {
+        "no trees": {k: v for k, v in data.items() if k != "trees"},
+        "no cut": {k: v for k, v in data.items() if k != "cut"},
+        "cut not a number": {**data, "cut": "x"},
+        "trees not a dict": {**data, "trees": [1, 2]},
+        "ragged rows": {**data, "trees": {**trees, "feature": ragged}},
+        "shapes differ": {**data, "trees": {**trees, "value": trees["value"][:1]}},
+        "child out of range": {**data, "trees": {**trees, "left": far_child}},
+        "feature out of range": {**data, "trees": {**trees, "feature": far_feature}},
+        "negative depth": {**data, "trees": {**trees, "depth": -1}},
+    }
+
+
+def test_a_malformed_file_is_refused_when_read(fitted: Fitted, tmp_path: Path) -> None:
+    """A model file that is JSON of the right version but malformed is refused with an
+    ExtractionError when it is read (so a crawl naming it in TAGRATIO_PARAMS stops with one
+    line): a missing key or a value of another type raised KeyError or ValueError (an
+    asyncio traceback at the crawl's start), and a child index out of range made the
+    compiled kernel read outside its arrays (a segmentation fault on the first page)."""
+    model, _ = fitted
+    for why, data in _malformed(export(model).to_dict()).items():
+        with pytest.raises(ExtractionError, match="malformed model file"):
+            BoostedTrees.from_dict(data)
+        path = tmp_path / f"{why.replace(' ', '_')}.json"
+        path.write_text(json.dumps(data))
+        with pytest.raises(ExtractionError, match=f"{path}: malformed model file"):
+            load_model(str(path))
 
 
 @pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")

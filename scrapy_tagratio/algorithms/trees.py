@@ -57,25 +57,55 @@ class BoostedTrees:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> BoostedTrees:
-        """The model of a parsed model file; :class:`ExtractionError` if it is not one."""
+        """The model of a parsed model file; :class:`ExtractionError` if it is not one, or
+        is malformed (a key missing, a value of another type, node arrays of different
+        shapes, a child or feature index out of range): checked once when the file is
+        read, since the compiled kernel walks the arrays without bounds checks."""
         if data.get("version") != MODEL_VERSION or data.get("kind") != "boosted-trees":
             raise ExtractionError(
                 f"model file has version {data.get('version')!r} / kind {data.get('kind')!r}; "
                 f"this code reads version {MODEL_VERSION} boosted-trees"
             )
-        trees = data["trees"]
-        return cls(
-            features=tuple(data["features"]),
-            baseline=float(data["baseline"]),
-            feature=np.array(trees["feature"], dtype=np.intp),
-            threshold=np.array(trees["threshold"], dtype=np.float64),
-            left=np.array(trees["left"], dtype=np.intp),
-            right=np.array(trees["right"], dtype=np.intp),
-            value=np.array(trees["value"], dtype=np.float64),
-            depth=int(trees["depth"]),
-            cut=float(data["cut"]),
-            about={k: v for k, v in data.items() if k not in ("trees",)},
-        )
+        try:
+            trees = data["trees"]
+            model = cls(
+                features=tuple(data["features"]),
+                baseline=float(data["baseline"]),
+                feature=np.array(trees["feature"], dtype=np.intp),
+                threshold=np.array(trees["threshold"], dtype=np.float64),
+                left=np.array(trees["left"], dtype=np.intp),
+                right=np.array(trees["right"], dtype=np.intp),
+                value=np.array(trees["value"], dtype=np.float64),
+                depth=int(trees["depth"]),
+                cut=float(data["cut"]),
+                about={k: v for k, v in data.items() if k not in ("trees",)},
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ExtractionError(f"malformed model file: {type(exc).__name__}: {exc}") from exc
+        model._check_nodes()
+        return model
+
+    def _check_nodes(self) -> None:
+        """:class:`ExtractionError` unless the node arrays are one ``n_trees x n_nodes``
+        shape, every child index is a node of its tree and every split feature is a
+        column (-1 at a leaf)."""
+        shape = self.feature.shape
+        arrays = (self.feature, self.threshold, self.left, self.right, self.value)
+        if len(shape) != 2 or any(array.shape != shape for array in arrays):
+            shapes = ", ".join(str(array.shape) for array in arrays)
+            raise ExtractionError(f"malformed model file: node arrays of shapes {shapes}")
+        size = shape[1]
+        children = np.concatenate((self.left.ravel(), self.right.ravel()))
+        if children.size and (children.min() < 0 or children.max() >= size):
+            raise ExtractionError(f"malformed model file: a child index outside 0..{size - 1}")
+        if self.feature.size and (
+            self.feature.min() < -1 or self.feature.max() >= len(self.features)
+        ):
+            raise ExtractionError(
+                f"malformed model file: a split feature outside -1..{len(self.features) - 1}"
+            )
+        if self.depth < 0:
+            raise ExtractionError(f"malformed model file: depth {self.depth}")
 
     def to_dict(self) -> dict[str, Any]:
         """The model as a model file holds it (the inverse of :meth:`from_dict`)."""
@@ -170,5 +200,8 @@ def load_model(name: str) -> BoostedTrees:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise ExtractionError(f"cannot read the model file {path}: {exc}") from exc
-        _CACHE[name] = BoostedTrees.from_dict(data)
+        try:
+            _CACHE[name] = BoostedTrees.from_dict(data)
+        except ExtractionError as exc:  # the message names the file
+            raise ExtractionError(f"{path}: {exc}") from exc
     return _CACHE[name]
