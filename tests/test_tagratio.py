@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import zlib
 from pathlib import Path
@@ -117,6 +118,20 @@ def test_parameters_are_validated() -> None:
         TagRatio(model="/nonexistent/model.json")
     with pytest.raises(ExtractionError, match="use_hints"):
         extract(PAGE, use_hints=False)
+
+
+def test_a_model_file_of_other_features_is_refused(tmp_path: Path) -> None:
+    """A model file of this format written for other features (another version of the
+    code, with a feature added, renamed or moved) was read, and its trees split on the
+    wrong columns: every page's text silently wrong. It is refused when read."""
+    data = load_model(MODEL_NAME).to_dict()
+    renamed = list(FEATURES)
+    renamed[0], renamed[1] = renamed[1], renamed[0]
+    for features in (renamed, [*FEATURES, "a_later_feature"]):
+        path = tmp_path / "other.json"
+        path.write_text(json.dumps({**data, "features": features}))
+        with pytest.raises(ExtractionError, match="other features"):
+            TagRatio(model=str(path))
 
 
 def test_model_file_matches_the_feature_code() -> None:

@@ -140,6 +140,7 @@ empty or one line. The overview detector judges the filled output.
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import ClassVar
@@ -782,8 +783,21 @@ class TagRatio(Algorithm):
                 f"parameter 'model' must be {MODEL_NAME!r} or a path ending in .json, "
                 f"not {self.model!r}"
             )
-        # A missing or malformed file is an error now, not per page.
-        word_model(load_model(self.model))
+        # A missing or malformed file is an error now, not per page; so is a model of
+        # other features (another version of this code): its trees would split on the
+        # wrong columns of block_features.
+        model = load_model(self.model)
+        if model.features != FEATURES:
+            pairs = itertools.zip_longest(model.features, FEATURES, fillvalue=None)
+            at, (theirs, ours) = next(
+                (i, pair) for i, pair in enumerate(pairs) if pair[0] != pair[1]
+            )
+            raise ExtractionError(
+                f"the model file {self.model} holds a model of other features (written by "
+                f"another version of this code): its feature {at} is {theirs!r}, this "
+                f"code's is {ours!r}"
+            )
+        word_model(model)
 
     def run(self, document: Document) -> Labelling:
         nodes = document.nodes
