@@ -11,12 +11,16 @@ that extraction.
 
 A held page is released early, never lost, when ``TAGRATIO_SITE_MEMORY_HOLD_SECONDS``
 pass, when the crawl has nothing more to download (no request downloading, queued or still
-to start, and every page in the scraper is held), or when the engine starts closing
-(``CLOSESPIDER_ITEMCOUNT``, an error, a signal): Scrapy waits for the scraper to finish its
-pages before the spider closes, so the held items are then written out as extracted so far.
+to start, and every page in the scraper is held), when the held pages fill the scraper's
+memory (below), or when the engine starts closing (``CLOSESPIDER_ITEMCOUNT``, an error, a
+signal): Scrapy waits for the scraper to finish its pages before the spider closes, so the
+held items are then written out as extracted so far.
 
 Held responses count in Scrapy's scraper memory (``SCRAPER_SLOT_MAX_ACTIVE_SIZE``): a broad
-crawl with many sites in their cold start downloads more slowly while they wait.
+crawl with many sites in their cold start downloads more slowly while they wait, and
+Scrapy starts no download while that memory is over its bound, so held pages that fill it
+alone (nothing downloading, nothing else in the scraper) go at once: no other page of the
+site could arrive to release them.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ __all__ = [
 HOLD_META = "tagratio_hold"
 #: Seconds between two looks at the memory and the engine.
 POLL_SECONDS = 0.1
-Release = Literal["pages", "time", "idle", "closing"]
+Release = Literal["pages", "time", "idle", "full", "closing"]
 
 
 def _nothing_left(crawler: Crawler, held: int) -> bool:
@@ -59,6 +63,20 @@ def _nothing_left(crawler: Crawler, held: int) -> bool:
     if engine.downloader.active or getattr(engine, "_start", None) is not None:
         return False
     return not slot.scheduler.has_pending_requests() and len(scraper_slot.active) <= held
+
+
+def _scraper_full(crawler: Crawler, held: int) -> bool:
+    """Whether the ``held`` pages alone keep every download from starting: nothing
+    downloading, the scraper busy only with them, and its memory over
+    ``SCRAPER_SLOT_MAX_ACTIVE_SIZE`` (Scrapy's engine backs out then). A version without
+    these attributes counts as not full (the time limit still releases)."""
+    engine = crawler.engine
+    scraper_slot = getattr(getattr(engine, "scraper", None), "slot", None)
+    if engine is None or scraper_slot is None or not hasattr(scraper_slot, "needs_backout"):
+        return False
+    if engine.downloader.active:
+        return False
+    return len(scraper_slot.active) <= held and bool(scraper_slot.needs_backout())
 
 
 def _closing(crawler: Crawler) -> bool:
@@ -77,8 +95,9 @@ async def wait_for_site(
 ) -> Release:
     """Wait until ``memory`` has recorded ``pages`` pages of ``site``, and say what ended
     the wait: ``"pages"``, ``"time"`` (``seconds`` passed), ``"idle"`` (nothing more to
-    download) or ``"closing"`` (the engine is closing). ``held()`` is the number of pages
-    held in the crawl now."""
+    download), ``"full"`` (the held pages fill the scraper's memory: no download starts)
+    or ``"closing"`` (the engine is closing). ``held()`` is the number of pages held in
+    the crawl now."""
     from twisted.internet import reactor  # the crawl's, installed by then
 
     deadline = time.monotonic() + seconds
@@ -89,6 +108,8 @@ async def wait_for_site(
             return "closing"
         if _nothing_left(crawler, held()):
             return "idle"
+        if _scraper_full(crawler, held()):
+            return "full"
         if time.monotonic() >= deadline:
             return "time"
         await maybe_deferred_to_future(deferLater(reactor, POLL_SECONDS, lambda: None))

@@ -46,7 +46,8 @@ Stats are integers (scrapy-redis's ``RedisStatsCollector`` adds them up in Redis
 * ``tagratio/site_memory/pages_discounted`` and ``tagratio/site_memory/template_chars``:
   pages from whose content the site memory took template blocks, and their characters;
   ``tagratio/site_memory/pages_held`` (TAGRATIO_SITE_MEMORY_HOLD: :mod:`.hold`) and
-  ``tagratio/site_memory/released/<why>`` (``pages``, ``time``, ``idle``, ``closing``).
+  ``tagratio/site_memory/released/<why>`` (``pages``, ``time``, ``idle``, ``full``,
+  ``closing``).
 
 Under scrapy-redis's stats collector they are gathered and written at most once per
 response (:mod:`scrapy_tagratio.stats`).

@@ -622,6 +622,36 @@ def test_held_items_are_never_lost_when_the_crawl_ends_early_or_the_site_is_smal
     assert elapsed < 30
 
 
+@pytest.mark.integration
+def test_held_pages_that_fill_the_scrapers_memory_go_at_once(
+    template_site: LocalSite, run_crawls: Callable[..., dict[str, CrawlResult]]
+) -> None:
+    """Held responses count in Scrapy's scraper memory, and Scrapy starts no download
+    while it is over SCRAPER_SLOT_MAX_ACTIVE_SIZE: once the held pages alone filled it, no
+    other page of the site could arrive to release them, and the crawl stood still for
+    TAGRATIO_SITE_MEMORY_HOLD_SECONDS (a hold of 40 pages of some 200 kB waited there in a
+    trial's crawl). They now go as soon as they block the crawl, and every article gives
+    its item with its text."""
+    settings = {
+        "ADDONS": {"scrapy_tagratio.Addon": 100},
+        "CONCURRENT_REQUESTS": 1,
+        "SCRAPER_SLOT_MAX_ACTIVE_SIZE": 1_000,  # one page of the site fills it
+        "TAGRATIO_SITE_MEMORY_HOLD": 4,
+        "TAGRATIO_SITE_MEMORY_HOLD_SECONDS": 8,
+    }
+    args = {"base_url": template_site.base_url}
+    results = run_crawls(
+        [CrawlSpec("full", "test_site_memory:AllAtOnceSpider", settings, args)], timeout=90
+    )
+    full = results["full"]
+    assert full.error is None
+    assert len(full.items) == ARTICLES
+    assert all(map(has_its_article, full.items))
+    assert full.stats["tagratio/site_memory/released/full"] >= 1
+    assert "tagratio/site_memory/released/time" not in full.stats
+    assert full.stats["elapsed_time_seconds"] < 8  # each page waited 8 s
+
+
 class FailingSpider(AllAtOnceSpider):
     """Its article callback fails after yielding the page's item."""
 
