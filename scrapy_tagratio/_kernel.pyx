@@ -14,7 +14,7 @@ what the module was compiled for only then).
 For the pages this kernel reads, more loops run in C: :func:`piece_lengths` counts
 the node table's characters (runs of text with their white space collapsed),
 :func:`text_lines` and :func:`event_markup` build the text and HTML output,
-:func:`span_texts` the text of each layout block,
+:func:`span_texts` the text of each layout block and :func:`ends_in` how it ends,
 :func:`nearest_flagged` finds each node's nearest flagged ancestor (layout blocks),
 :func:`subtree_argmax` the best node of each subtree (CETD's max-DensitySum search),
 :func:`sibling_groups` the groups of repeated siblings and :func:`item_tests` what their
@@ -1692,6 +1692,48 @@ def span_texts(
     finally:
         PyMem_Free(buffer)
     return out
+
+
+def ends_in(list texts, const int32_t[::1] pieces, str ends, str closing):
+    """Per index of ``pieces`` (into ``texts``, checked; -1 for none), whether that text
+    ends with one of the characters of ``ends`` once its trailing white space
+    (``Py_UNICODE_ISSPACE``, as ``str.rstrip``'s) and then the characters of ``closing``
+    are stripped: ``text.rstrip().rstrip(closing)[-1:]`` is one of ``ends`` (False for a
+    text nothing is left of and for -1), as bytes of 0 and 1. One loop back from each
+    text's end: no stripped copy of the text is made."""
+    cdef Py_ssize_t n = pieces.shape[0], count = len(texts), k, at
+    cdef str text
+    cdef int kind
+    cdef void* data
+    for k in range(n):
+        if pieces[k] < -1 or pieces[k] >= count:
+            raise IndexError(f"piece {pieces[k]} is not one of the {count} runs of text")
+    cdef bytearray out = PyByteArray_FromStringAndSize(NULL, n)
+    cdef char* found = PyByteArray_AS_STRING(out)
+    for k in range(n):
+        found[k] = False
+        if pieces[k] < 0:
+            continue
+        text = <str?>texts[pieces[k]]
+        kind, data = PyUnicode_KIND(text), PyUnicode_DATA(text)
+        at = PyUnicode_GET_LENGTH(text) - 1
+        while at >= 0 and Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, at)):
+            at -= 1
+        while at >= 0 and _holds(closing, PyUnicode_READ(kind, data, at)):
+            at -= 1
+        found[k] = at >= 0 and _holds(ends, PyUnicode_READ(kind, data, at))
+    return out
+
+
+cdef inline bint _holds(str characters, Py_UCS4 character) noexcept:
+    """``character`` is one of ``characters`` (a short string: scanned)."""
+    cdef int kind = PyUnicode_KIND(characters)
+    cdef void* data = PyUnicode_DATA(characters)
+    cdef Py_ssize_t i
+    for i in range(PyUnicode_GET_LENGTH(characters)):
+        if PyUnicode_READ(kind, data, i) == character:
+            return True
+    return False
 
 
 def block_pieces(

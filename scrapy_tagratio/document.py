@@ -449,11 +449,13 @@ class Document:
         """The text layout block ``block`` owns, as :meth:`block_texts` gives it."""
         return self.few_block_texts(np.array([block]))[0]
 
-    def block_ends(self, blocks: np.ndarray, closing: str) -> list[str]:
-        """Per node of ``blocks``, the last character of the text its layout block owns
-        (:meth:`block_texts`) once trailing white space and the characters of ``closing``
-        are stripped, or ``""``: read from each block's last non-blank piece alone, so
-        no block's text is built (a piece of closing characters alone reads as none)."""
+    def block_ends_in(self, blocks: np.ndarray, ends: str, closing: str) -> np.ndarray:
+        """Boolean per node of ``blocks``: the text its layout block owns
+        (:meth:`block_texts`) ends with one of the characters of ``ends`` once trailing
+        white space and the characters of ``closing`` are stripped. Read from each
+        block's last non-blank piece alone, so no block's text is built (a piece of
+        closing characters alone reads as none); with the compiled kernel, the pieces'
+        ends are read in one C loop (``ends_in``), else by ``str.rstrip``."""
         walk = self._walk
         events = np.flatnonzero(walk.kinds == EVENT_TEXT)
         events = events[walk.piece_chars[walk.piece[events]] > 0]  # not blank
@@ -462,11 +464,20 @@ class Document:
         np.maximum.at(last, block_of, events)
         chosen = last[blocks]
         # The runs of text of the chosen events, -1 where a block has none.
-        pieces = np.where(chosen >= 0, walk.piece[chosen], -1).tolist()
+        pieces = np.where(chosen >= 0, walk.piece[chosen], -1).astype(np.int32, copy=False)
+        kernel = active_kernel()
+        if kernel is not None:
+            return np.frombuffer(kernel.ends_in(walk.texts, pieces, ends, closing), dtype=bool)
         texts = walk.texts
-        return [
-            texts[piece].rstrip().rstrip(closing)[-1:] if piece >= 0 else "" for piece in pieces
-        ]
+        last_characters = (
+            texts[piece].rstrip().rstrip(closing)[-1:] if piece >= 0 else ""
+            for piece in pieces.tolist()
+        )
+        return np.fromiter(
+            (character != "" and character in ends for character in last_characters),
+            dtype=bool,
+            count=len(pieces),
+        )
 
     def few_block_texts(self, blocks: np.ndarray) -> list[str]:
         """:meth:`block_texts` of a few ``blocks`` (node indices): their pieces are picked by

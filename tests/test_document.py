@@ -731,8 +731,9 @@ def test_the_kernels_block_texts_refuse_what_they_would_read_out_of_bounds() -> 
 @pytest.mark.skipif(_data.benchmarks_dir() is None, reason="needs ../shared/benchmarks")
 def test_both_paths_give_the_same_block_texts_on_development_pages() -> None:
     """The texts of every layout block of the protocol's pool (what the word model and the
-    training script read) by the kernel and by ``str``'s methods: every tenth page by
-    default, all of them with ``TAGRATIO_ALL_PAGES=1`` (CI's kernel run)."""
+    training script read), and whether they end as a sentence does
+    (:meth:`Document.block_ends_in`), by the kernel and by ``str``'s methods: every tenth
+    page by default, all of them with ``TAGRATIO_ALL_PAGES=1`` (CI's kernel run)."""
     from benchmarks import protocol
 
     step = 1 if os.environ.get("TAGRATIO_ALL_PAGES") == "1" else 10
@@ -742,7 +743,8 @@ def test_both_paths_give_the_same_block_texts_on_development_pages() -> None:
         found = {}
         for name in ("kernel", "target"):
             with _reading_by(name):
-                found[name] = doc.block_texts(blocks)
+                ends = doc.block_ends_in(blocks, ".!?\u3002", "\"')\u201d")
+                found[name] = (doc.block_texts(blocks), ends.tolist())
         assert found["kernel"] == found["target"], page.key
 
 
@@ -766,6 +768,24 @@ def test_the_kernels_runs_for_html_are_the_pure_paths(runs: list[str]) -> None:
         kinds, nodes, order, runs, np.zeros(1, dtype=np.int32), ("p",), {}, str, frozenset()
     )
     assert found == expected
+
+
+@pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
+@given(st.lists(st.text(st.sampled_from(_RUN_CHARACTERS + ".?\u3002\"')\u201d"), max_size=8)))
+@example(["", " ", ".", "a.)", "a. )", ")", "\u3002\u201d\u3000", "\U0001f600", "x?\x85"])
+def test_the_kernels_ends_in_is_rstrip_twice(runs: list[str]) -> None:
+    """``ends_in`` reads each run's end as ``str.rstrip()`` then ``str.rstrip(closing)``
+    leave it (white space of every kind and width, closing characters, nothing left),
+    -1 as no run; an index out of range is refused."""
+    from scrapy_tagratio import _kernel  # type: ignore[attr-defined]
+
+    ends, closing = ".?\u3002", "\"')\u201d"
+    pieces = np.array([*range(len(runs)), -1], dtype=np.int32)
+    found = np.frombuffer(_kernel.ends_in(runs, pieces, ends, closing), dtype=bool)
+    expected = [run.rstrip().rstrip(closing)[-1:] in tuple(ends) for run in runs]
+    assert found.tolist() == [*expected, False]
+    with pytest.raises(IndexError, match=f"piece {len(runs)} is not one of the {len(runs)} runs"):
+        _kernel.ends_in(runs, np.array([len(runs)], dtype=np.int32), ends, closing)
 
 
 #: Pieces of random class lists: the hiding classes, classes that show an element at some
