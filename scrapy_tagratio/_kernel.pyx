@@ -23,7 +23,7 @@ items hold (the structure detector),
 elements (which hidden ones hold most of the page), :func:`kept_elements` and
 :func:`body_events` build the node table's tree and events from the page's,
 :func:`tree_sums` evaluates the default's block model, :func:`word_hashes` hashes the words
-its word model reads, :func:`automaton_piece_counts` runs
+its word model reads (:func:`hashed_words`: each text's buckets, distinct), :func:`automaton_piece_counts` runs
 the language detector's byte automaton and :func:`half_singles` converts the rows of its
 half-precision table that a page's scores read.
 
@@ -984,6 +984,63 @@ def word_hashes(list texts, Py_ssize_t max_words):
     for lowered in hashed_texts:
         hashes += _crc_words(lowered, hashes, 0)
     return counted, hashed
+
+
+def hashed_words(list texts, Py_ssize_t bits, Py_ssize_t max_words):
+    """What :func:`~scrapy_tagratio.algorithms.words.hashed_words` gives, as the bytes of
+    int64s: per text, where its buckets start (one more at the end), the distinct
+    ``bits``-bit buckets (a word's CRC-32, its low ``bits`` bits) of each text's words
+    in increasing order, and its number of words; the words and counts of
+    :func:`word_hashes`, each text's few buckets sorted and made distinct in place (no
+    sort of the page's keys together, no array of them per step)."""
+    if bits < 0:
+        raise ValueError(f"bits must be 0 or more, not {bits}")
+    counted, hashed = word_hashes(texts, max_words)
+    cdef Py_ssize_t n = len(texts), k, i, size, at = 0, kept = 0
+    cdef const int64_t* counts = <const int64_t*>PyByteArray_AS_STRING(counted)
+    cdef int64_t* buckets = <int64_t*>PyByteArray_AS_STRING(hashed)
+    cdef int64_t mask = 0xFFFFFFFF if bits >= 32 else (1 << bits) - 1, bucket, previous = 0
+    cdef bytearray started = PyByteArray_FromStringAndSize(NULL, (n + 1) * sizeof(int64_t))
+    cdef int64_t* starts = <int64_t*>PyByteArray_AS_STRING(started)
+    for k in range(n):
+        starts[k] = kept
+        size = counts[k] if not max_words or counts[k] <= max_words else 0
+        for i in range(at, at + size):
+            buckets[i] &= mask
+        _sort_int64(buckets + at, size)
+        # Written over the sorted words (never ahead of the one read).
+        for i in range(at, at + size):
+            bucket = buckets[i]
+            if i == at or bucket != previous:
+                buckets[kept] = bucket
+                kept += 1
+            previous = bucket
+        at += size
+    starts[n] = kept
+    PyByteArray_Resize(hashed, kept * sizeof(int64_t))
+    return started, hashed, counted
+
+
+cdef void _sort_int64(int64_t* values, Py_ssize_t n) noexcept:
+    """Sort ``n`` int64s in place, in increasing order: by insertion for the few words of
+    a short text, else by ``qsort``."""
+    cdef Py_ssize_t i, j
+    cdef int64_t value
+    if n > 16:
+        qsort(values, n, sizeof(int64_t), _compare_int64)
+        return
+    for i in range(1, n):
+        value = values[i]
+        j = i - 1
+        while j >= 0 and values[j] > value:
+            values[j + 1] = values[j]
+            j -= 1
+        values[j + 1] = value
+
+
+cdef int _compare_int64(const void* a, const void* b) noexcept nogil:
+    cdef int64_t x = (<const int64_t*>a)[0], y = (<const int64_t*>b)[0]
+    return (x > y) - (x < y)
 
 
 #: zlib's CRC-32 table (the reflected polynomial 0xEDB88320), per byte value.

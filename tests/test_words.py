@@ -179,21 +179,51 @@ def test_hashed_words_are_each_texts_sorted_distinct_buckets(
 ) -> None:
     """Per text, its buckets in order and without repeats (:func:`numpy.unique`'s of its
     words' buckets, as the module description defines them; none over ``max_words``
-    words), on texts sharing words and buckets (``BITS`` is small)."""
-    hashed = hashed_words(texts, BITS, max_words)
-    for i, text in enumerate(texts):
-        words = re.findall(r"\w+", text.lower())
-        kept = not max_words or len(words) <= max_words
-        expected = sorted({bucket(word) for word in words}) if kept else []
-        assert hashed.buckets[hashed.starts[i] : hashed.starts[i + 1]].tolist() == expected
-        assert hashed.words[i] == (min(len(words), max_words + 1) if max_words else len(words))
-    assert hashed.starts[0] == 0 and hashed.starts[-1] == len(hashed.buckets)
+    words), on texts sharing words and buckets (``BITS`` is small), with the kernel where
+    it is built and without it."""
+    for kernel in (KERNEL, None) if KERNEL is not None else (None,):
+        with mock.patch.object(words_module, "active_kernel", lambda kernel=kernel: kernel):
+            hashed = hashed_words(texts, BITS, max_words)
+        for i, text in enumerate(texts):
+            words = re.findall(r"\w+", text.lower())
+            kept = not max_words or len(words) <= max_words
+            expected = sorted({bucket(word) for word in words}) if kept else []
+            assert hashed.buckets[hashed.starts[i] : hashed.starts[i + 1]].tolist() == expected
+            assert hashed.words[i] == (min(len(words), max_words + 1) if max_words else len(words))
+        assert hashed.starts[0] == 0 and hashed.starts[-1] == len(hashed.buckets)
+
+
+@needs_kernel
+@settings(max_examples=200, deadline=None)
+@given(
+    texts=st.lists(st.text(ANY_CHARACTER), max_size=6),
+    words=st.lists(st.sampled_from(["a", "b", "c", "d", "e", "f", "g", "x_1"]), max_size=60),
+    bits=st.sampled_from([0, 1, 3, 8, 18, 32, 40]),
+    max_words=st.integers(0, 30),
+)
+def test_the_kernels_hashed_words_are_the_pure_paths(
+    texts: list[str], words: list[str], bits: int, max_words: int
+) -> None:
+    """The kernel's distinct buckets are numpy's sort of the page's keys, on any texts
+    and on a text of many words, repeated (a short text's buckets are sorted by insertion,
+    a long one's by ``qsort``), for every width of bucket (0 bits: one bucket; 32 and more:
+    the whole CRC-32)."""
+    texts = [*texts, " ".join(words), "-".join(words[:17])]
+    found = hashed_words(texts, bits, max_words)
+    with mock.patch.object(words_module, "active_kernel", lambda: None):
+        expected = hashed_words(texts, bits, max_words)
+    for field in ("starts", "buckets", "words"):
+        assert getattr(found, field).tolist() == getattr(expected, field).tolist(), field
 
 
 @needs_kernel
 def test_the_kernel_refuses_a_negative_word_limit() -> None:
     with pytest.raises(ValueError, match="max_words must be 0 or more, not -1"):
         KERNEL.word_hashes(["text"], -1)  # type: ignore[union-attr]
+    with pytest.raises(ValueError, match="max_words must be 0 or more, not -1"):
+        KERNEL.hashed_words(["text"], 8, -1)  # type: ignore[union-attr]
+    with pytest.raises(ValueError, match="bits must be 0 or more, not -1"):
+        KERNEL.hashed_words(["text"], -1, 0)  # type: ignore[union-attr]
 
 
 @needs_kernel
