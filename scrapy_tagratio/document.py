@@ -390,17 +390,27 @@ class Document:
             parts.append("\n".join(filter(None, map(str.strip, text.split(_BREAK)))))
         return reader_text("\n".join(filter(None, parts)))
 
-    def _pieces_in_block_order(self) -> tuple[np.ndarray, np.ndarray]:
+    def _runs_by_block(self) -> tuple[np.ndarray, np.ndarray]:
         """The page's text pieces ordered by the layout block owning them
         (:attr:`NodeTable.block` of their element; within a block, in document order):
-        that block of each, and its index in the page's runs of text (int32). Not kept:
-        on a large page the two arrays are MB that the block texts need only while they
-        are built."""
+        per node, where its block's pieces start (int64, one more at the end: node ``k``'s
+        are ``[bounds[k], bounds[k + 1])``), and each piece's index in the page's runs of
+        text (int32). With the compiled kernel, by a counting sort in C
+        (:func:`~scrapy_tagratio._kernel.runs_by_block`), else by numpy's stable sort.
+        Not kept: on a large page the two arrays are MB that the block texts need only
+        while they are built."""
         walk = self._walk
+        table = walk.table
+        kernel = active_kernel()
+        if kernel is not None:
+            block = table.block.astype(np.int64, copy=False)
+            found = kernel.runs_by_block(walk.kinds, walk.owners, walk.piece, block)
+            return np.frombuffer(found[0], dtype=np.int64), np.frombuffer(found[1], dtype=np.int32)
         text_events = np.flatnonzero(walk.kinds == EVENT_TEXT)
-        block_of = walk.table.block[walk.owners[text_events]]
+        block_of = table.block[walk.owners[text_events]]
         order = np.argsort(block_of, kind="stable")
-        return block_of[order], walk.piece[text_events][order]
+        bounds = np.concatenate(([0], np.cumsum(np.bincount(block_of, minlength=len(table)))))
+        return bounds, walk.piece[text_events][order]
 
     def _runs(self, pieces: np.ndarray) -> list[str]:
         """The page's runs of text of the indices ``pieces``, gathered from the list (the
@@ -411,10 +421,10 @@ class Document:
     @cached_property
     def pieces_by_block(self) -> tuple[np.ndarray, list[str]]:
         """The page's text pieces ordered by the layout block owning them
-        (:meth:`_pieces_in_block_order`), and that block of each piece: what the site
-        memory's fingerprints read."""
-        block_of, pieces = self._pieces_in_block_order()
-        return block_of, self._runs(pieces)
+        (:meth:`_runs_by_block`), and that block of each piece: what the site memory's
+        fingerprints read."""
+        bounds, pieces = self._runs_by_block()
+        return np.repeat(np.arange(len(bounds) - 1), np.diff(bounds)), self._runs(pieces)
 
     def block_texts(self, blocks: np.ndarray) -> list[str]:
         """Per node of ``blocks``, the text its layout block owns (the pieces whose
@@ -430,9 +440,8 @@ class Document:
         kernel, each text built in C from its runs of text
         (:func:`~scrapy_tagratio._kernel.span_texts`; no list of the pieces' strings), else
         joined and split by ``str``'s methods; the same texts."""
-        block_of, pieces = self._pieces_in_block_order()
-        starts = np.searchsorted(block_of, blocks)
-        ends = np.searchsorted(block_of, blocks, side="right")
+        bounds, pieces = self._runs_by_block()
+        starts, ends = bounds[blocks], bounds[np.asarray(blocks) + 1]
         kernel = active_kernel()
         texts = self._runs(pieces) if kernel is None else []
         for at in range(0, len(blocks), size):

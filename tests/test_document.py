@@ -771,6 +771,45 @@ def test_the_kernels_runs_for_html_are_the_pure_paths(runs: list[str]) -> None:
 
 
 @pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
+def test_the_runs_are_ordered_by_block_alike_on_both_paths() -> None:
+    """The kernel's counting sort of the runs by layout block (``runs_by_block``) is
+    numpy's stable sort: nested blocks interrupting their parent's runs, a block without
+    runs, text after the nested block, runs in links; the site memory's ``pieces_by_block``
+    (each run's block) alike; the kernel refuses an owner or block outside the table."""
+    from scrapy_tagratio import _kernel  # type: ignore[attr-defined]
+
+    html = (
+        "<html><body>top <div>a <p>b <a>c</a></p> d <ul><li>e</li><li></li></ul> f</div>"
+        "<p>g <span>h</span></p> tail</body></html>"
+    )
+    found = {}
+    for name in ("kernel", "target"):
+        with _reading_by(name):
+            doc = Document(html)
+            bounds, runs = doc._runs_by_block()
+            block_of, pieces = doc.pieces_by_block
+            found[name] = (bounds.tolist(), runs.tolist(), block_of.tolist(), pieces)
+    assert found["kernel"] == found["target"]
+    bounds, runs, block_of, pieces = found["kernel"]
+    block = doc.nodes.block
+    texts = {b: doc.block_texts(np.array([b]))[0] for b in np.unique(block).tolist()}
+    # The pieces of each block, in document order, spell its text.
+    for node in range(len(doc.nodes)):
+        joined = " ".join("".join(pieces[bounds[node] : bounds[node + 1]]).split())
+        assert joined == texts.get(node, ""), node
+    assert block_of == sorted(block_of) and len(block_of) == len(runs) == bounds[-1]
+    walk = doc._walk
+    with pytest.raises(IndexError, match="outside the table of 2 nodes"):
+        _kernel.runs_by_block(walk.kinds, walk.owners, walk.piece, np.zeros(2, np.int64))
+    with pytest.raises(IndexError, match="block -1 outside the table"):
+        _kernel.runs_by_block(
+            walk.kinds, walk.owners, walk.piece, np.full(len(block), -1, np.int64)
+        )
+    with pytest.raises(ValueError, match="one owner and one piece per event"):
+        _kernel.runs_by_block(walk.kinds, walk.owners[:1], walk.piece, block)
+
+
+@pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
 @given(st.lists(st.text(st.sampled_from(_RUN_CHARACTERS + ".?\u3002\"')\u201d"), max_size=8)))
 @example(["", " ", ".", "a.)", "a. )", ")", "\u3002\u201d\u3000", "\U0001f600", "x?\x85"])
 def test_the_kernels_ends_in_is_rstrip_twice(runs: list[str]) -> None:
