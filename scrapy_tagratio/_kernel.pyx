@@ -24,7 +24,8 @@ items hold (the structure detector),
 elements (which hidden ones hold most of the page), :func:`kept_elements` and
 :func:`body_events` build the node table's tree and events from the page's,
 :func:`tree_sums` evaluates the default's block model, :func:`word_hashes` hashes the words
-its word model reads (:func:`hashed_words`: each text's buckets, distinct), :func:`automaton_piece_counts` runs
+its word model reads (:func:`hashed_words`: each text's buckets, distinct;
+:func:`span_hashed_words`: those of the layout blocks' texts, read from their runs), :func:`automaton_piece_counts` runs
 the language detector's byte automaton and :func:`half_singles` converts the rows of its
 half-precision table that a page's scores read.
 
@@ -40,8 +41,9 @@ from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, uintptr_t
 from cpython.unicode cimport (
-    Py_UNICODE_ISALNUM, Py_UNICODE_ISSPACE, PyUnicode_1BYTE_DATA, PyUnicode_1BYTE_KIND,
-    PyUnicode_2BYTE_KIND, PyUnicode_DATA, PyUnicode_DecodeUTF8, PyUnicode_FromKindAndData,
+    Py_UNICODE_ISALNUM, Py_UNICODE_ISSPACE, Py_UNICODE_TOLOWER, PyUnicode_1BYTE_DATA,
+    PyUnicode_1BYTE_KIND, PyUnicode_2BYTE_KIND, PyUnicode_DATA, PyUnicode_DecodeUTF8,
+    PyUnicode_FromKindAndData,
     PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_New, PyUnicode_READ, PyUnicode_WRITE,
 )
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
@@ -992,12 +994,127 @@ def hashed_words(list texts, Py_ssize_t bits, Py_ssize_t max_words):
     int64s: per text, where its buckets start (one more at the end), the distinct
     ``bits``-bit buckets (a word's CRC-32, its low ``bits`` bits) of each text's words
     in increasing order, and its number of words; the words and counts of
-    :func:`word_hashes`, each text's few buckets sorted and made distinct in place (no
-    sort of the page's keys together, no array of them per step)."""
+    :func:`word_hashes`, each text's few buckets sorted and made distinct in place
+    (:func:`_distinct_buckets`: no sort of the page's keys together)."""
     if bits < 0:
         raise ValueError(f"bits must be 0 or more, not {bits}")
     counted, hashed = word_hashes(texts, max_words)
-    cdef Py_ssize_t n = len(texts), k, i, size, at = 0, kept = 0
+    return _distinct_buckets(counted, hashed, bits, max_words)
+
+
+def span_hashed_words(
+    list texts,
+    const int32_t[::1] pieces,
+    const int64_t[::1] starts,
+    const int64_t[::1] stops,
+    Py_ssize_t bits,
+    Py_ssize_t max_words,
+):
+    """:func:`hashed_words` of the texts :func:`span_texts` would build (per span
+    ``[starts[k], stops[k])`` of ``pieces``, indices into ``texts``; all checked), read
+    from the runs themselves: no text is built. Collapsing white space changes no word
+    (white space is no word character, and one space stays between words), and each
+    character is lower-cased as it is read by ``Py_UNICODE_TOLOWER``, which is
+    ``str.lower``'s mapping for every character but two (:func:`_span_words`)."""
+    cdef Py_ssize_t spans = starts.shape[0], count = len(texts), k, i, total = 0
+    if bits < 0:
+        raise ValueError(f"bits must be 0 or more, not {bits}")
+    if max_words < 0:
+        raise ValueError(f"max_words must be 0 or more, not {max_words}")
+    if stops.shape[0] != spans:
+        raise ValueError("one stop per start")
+    for k in range(spans):
+        if not 0 <= starts[k] <= stops[k] <= pieces.shape[0]:
+            raise IndexError(
+                f"span [{starts[k]}, {stops[k]}) is not within {pieces.shape[0]} pieces"
+            )
+    for i in range(pieces.shape[0]):
+        if pieces[i] < 0 or pieces[i] >= count:
+            raise IndexError(f"piece {pieces[i]} is not one of the {count} runs of text")
+    cdef bytearray counted = PyByteArray_FromStringAndSize(NULL, spans * sizeof(int64_t))
+    cdef int64_t* counts = <int64_t*>PyByteArray_AS_STRING(counted)
+    cdef const int32_t* runs = &pieces[0] if pieces.shape[0] else NULL
+    for k in range(spans):
+        counts[k] = _span_words(
+            texts, runs, starts[k], stops[k], NULL, max_words + 1 if max_words else 0
+        )
+        if not max_words or counts[k] <= max_words:
+            total += counts[k]
+    cdef bytearray hashed = PyByteArray_FromStringAndSize(NULL, total * sizeof(int64_t))
+    cdef int64_t* hashes = <int64_t*>PyByteArray_AS_STRING(hashed)
+    for k in range(spans):
+        if not max_words or counts[k] <= max_words:
+            hashes += _span_words(texts, runs, starts[k], stops[k], hashes, 0)
+    return _distinct_buckets(counted, hashed, bits, max_words)
+
+
+cdef Py_ssize_t _span_words(
+    list texts,
+    const int32_t* pieces,
+    Py_ssize_t start,
+    Py_ssize_t stop,
+    int64_t* hashes,
+    Py_ssize_t most,
+) except -1:
+    """:func:`_crc_words` of the lower-cased join of the runs ``texts[pieces[i]]``, ``i``
+    in ``[start, stop)``, a character at a time across the runs (a word may go on from
+    one run into the next). ``str.lower`` maps each character as ``Py_UNICODE_TOLOWER``
+    does but U+0130 (two characters: "i" and a combining dot) and U+03A3 (the capital
+    sigma, final or not by the letters around it): a span holding either is joined,
+    collapsed as :func:`span_texts` does and lower-cased by ``str.lower``."""
+    cdef Py_ssize_t i, j, n, words = 0
+    cdef str run
+    cdef int kind
+    cdef void* data
+    cdef Py_UCS4 character
+    cdef uint32_t crc = 0xFFFFFFFF
+    cdef bint inside = False
+    for i in range(start, stop):
+        run = <str>texts[pieces[i]]
+        if PyUnicode_KIND(run) == PyUnicode_1BYTE_KIND:  # neither character fits a byte
+            continue
+        kind, data = PyUnicode_KIND(run), PyUnicode_DATA(run)
+        for j in range(PyUnicode_GET_LENGTH(run)):
+            character = PyUnicode_READ(kind, data, j)
+            if character == 0x130 or character == 0x3A3:
+                joined = "".join([texts[pieces[k]] for k in range(start, stop)])
+                return _crc_words(" ".join(joined.split()).lower(), hashes, most)
+    for i in range(start, stop):
+        run = <str>texts[pieces[i]]
+        kind, data, n = PyUnicode_KIND(run), PyUnicode_DATA(run), PyUnicode_GET_LENGTH(run)
+        for j in range(n):
+            character = PyUnicode_READ(kind, data, j)
+            if 65 <= character <= 90:  # "A" to "Z"
+                character = <Py_UCS4>(<uint32_t>character + 32)
+            elif character >= 128:
+                character = Py_UNICODE_TOLOWER(character)
+            if _is_word(character) or character == 95:  # re's \w: _is_word's, and "_"
+                if hashes is not NULL:
+                    crc = _crc_character(crc, <uint32_t>character)
+                inside = True
+            elif inside:
+                if hashes is not NULL:
+                    hashes[words] = crc ^ 0xFFFFFFFF
+                    crc = 0xFFFFFFFF
+                words += 1
+                inside = False
+                if words == most:
+                    return words
+    if inside:
+        if hashes is not NULL:
+            hashes[words] = crc ^ 0xFFFFFFFF
+        words += 1
+    return words
+
+
+cdef tuple _distinct_buckets(
+    bytearray counted, bytearray hashed, Py_ssize_t bits, Py_ssize_t max_words
+):
+    """The rows of :func:`hashed_words` from the words' counts and CRC-32s (``counted``
+    per text, ``hashed`` word after word of the texts of at most ``max_words`` words,
+    every text with 0): each text's buckets (the low ``bits`` bits) sorted and made
+    distinct in place, ``hashed`` cut to them; (starts, buckets, counts)."""
+    cdef Py_ssize_t n = len(counted) // sizeof(int64_t), k, i, size, at = 0, kept = 0
     cdef const int64_t* counts = <const int64_t*>PyByteArray_AS_STRING(counted)
     cdef int64_t* buckets = <int64_t*>PyByteArray_AS_STRING(hashed)
     cdef int64_t mask = 0xFFFFFFFF if bits >= 32 else (1 << bits) - 1, bucket, previous = 0

@@ -440,19 +440,30 @@ class Document:
         kernel, each text built in C from its runs of text
         (:func:`~scrapy_tagratio._kernel.span_texts`; no list of the pieces' strings), else
         joined and split by ``str``'s methods; the same texts."""
-        bounds, pieces = self._runs_by_block()
-        starts, ends = bounds[blocks], bounds[np.asarray(blocks) + 1]
+        runs, pieces, starts, ends = self.block_runs(blocks)
         kernel = active_kernel()
         texts = self._runs(pieces) if kernel is None else []
         for at in range(0, len(blocks), size):
             chunk = slice(at, at + size)
             if kernel is not None:
-                yield kernel.span_texts(self._walk.texts, pieces, starts[chunk], ends[chunk])
+                yield kernel.span_texts(runs, pieces, starts[chunk], ends[chunk])
                 continue
             yield [
                 collapse_white_space("".join(texts[start:end]))
                 for start, end in zip(starts[chunk].tolist(), ends[chunk].tolist(), strict=True)
             ]
+
+    def block_runs(
+        self, blocks: np.ndarray
+    ) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+        """What the text of each layout block of ``blocks`` (node indices) is built from:
+        the page's runs of text, their indices ordered by block (int32,
+        :meth:`_runs_by_block`), and per block where its runs start and stop among those
+        (int64): block ``blocks[k]``'s text is ``"".join(runs[p] for p in
+        pieces[starts[k]:stops[k]])``, white space collapsed (:meth:`block_texts`)."""
+        bounds, pieces = self._runs_by_block()
+        blocks = np.asarray(blocks, dtype=np.int64)
+        return self._walk.texts, pieces, bounds[blocks], bounds[blocks + 1]
 
     def block_text(self, block: int) -> str:
         """The text layout block ``block`` owns, as :meth:`block_texts` gives it."""

@@ -149,8 +149,16 @@ class WordScores:
 
     def block_scores(self, document: Document, blocks: np.ndarray) -> np.ndarray:
         """Per node of ``blocks``, the log-odds of the text its layout block owns
-        (:meth:`Document.block_texts`), the texts built :data:`BLOCKS_AT_ONCE` blocks at a
+        (:meth:`Document.block_texts`): with the compiled kernel, its words read from the
+        block's runs of text (:func:`~scrapy_tagratio._kernel.span_hashed_words`: no text
+        built, the same buckets); else the texts built :data:`BLOCKS_AT_ONCE` blocks at a
         time (:meth:`Document.block_text_chunks`)."""
+        kernel = active_kernel()
+        if kernel is not None:
+            found = kernel.span_hashed_words(
+                *document.block_runs(blocks), self.bits, self.max_words
+            )
+            return self.scores_of(HashedWords(*(np.frombuffer(b, np.int64) for b in found)))
         chunks = document.block_text_chunks(blocks, BLOCKS_AT_ONCE)
         return np.concatenate([np.zeros(0, np.float32), *map(self.scores, chunks)])
 
