@@ -1869,34 +1869,51 @@ def span_texts(
     return out
 
 
-def ends_in(list texts, const int32_t[::1] pieces, str ends, str closing):
-    """Per index of ``pieces`` (into ``texts``, checked; -1 for none), whether that text
-    ends with one of the characters of ``ends`` once its trailing white space
-    (``Py_UNICODE_ISSPACE``, as ``str.rstrip``'s) and then the characters of ``closing``
-    are stripped: ``text.rstrip().rstrip(closing)[-1:]`` is one of ``ends`` (False for a
-    text nothing is left of and for -1), as bytes of 0 and 1. One loop back from each
-    text's end: no stripped copy of the text is made."""
-    cdef Py_ssize_t n = pieces.shape[0], count = len(texts), k, at
+def ends_in(
+    list texts,
+    const int32_t[::1] pieces,
+    const int64_t[::1] starts,
+    const int64_t[::1] stops,
+    str ends,
+    str closing,
+):
+    """Per span ``[starts[k], stops[k])`` of ``pieces`` (indices into ``texts``; all
+    checked), whether its last run that is not blank (white space alone,
+    ``Py_UNICODE_ISSPACE`` as ``str.rstrip``'s) ends with one of the characters of
+    ``ends`` once its trailing white space and then the characters of ``closing`` are
+    stripped: ``run.rstrip().rstrip(closing)[-1:]`` is one of ``ends`` (False for a
+    span of blank runs only, and for a last run of closing characters alone), as bytes
+    of 0 and 1. One loop back from each span's end: no text is built or stripped."""
+    cdef Py_ssize_t spans = starts.shape[0], count = len(texts), k, i, at
     cdef str text
     cdef int kind
     cdef void* data
-    for k in range(n):
-        if pieces[k] < -1 or pieces[k] >= count:
-            raise IndexError(f"piece {pieces[k]} is not one of the {count} runs of text")
-    cdef bytearray out = PyByteArray_FromStringAndSize(NULL, n)
+    if stops.shape[0] != spans:
+        raise ValueError("one stop per start")
+    for k in range(spans):
+        if not 0 <= starts[k] <= stops[k] <= pieces.shape[0]:
+            raise IndexError(
+                f"span [{starts[k]}, {stops[k]}) is not within {pieces.shape[0]} pieces"
+            )
+    for i in range(pieces.shape[0]):
+        if pieces[i] < 0 or pieces[i] >= count:
+            raise IndexError(f"piece {pieces[i]} is not one of the {count} runs of text")
+    cdef bytearray out = PyByteArray_FromStringAndSize(NULL, spans)
     cdef char* found = PyByteArray_AS_STRING(out)
-    for k in range(n):
+    for k in range(spans):
         found[k] = False
-        if pieces[k] < 0:
-            continue
-        text = <str?>texts[pieces[k]]
-        kind, data = PyUnicode_KIND(text), PyUnicode_DATA(text)
-        at = PyUnicode_GET_LENGTH(text) - 1
-        while at >= 0 and Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, at)):
-            at -= 1
-        while at >= 0 and _holds(closing, PyUnicode_READ(kind, data, at)):
-            at -= 1
-        found[k] = at >= 0 and _holds(ends, PyUnicode_READ(kind, data, at))
+        for i in range(stops[k] - 1, starts[k] - 1, -1):
+            text = <str>texts[pieces[i]]
+            kind, data = PyUnicode_KIND(text), PyUnicode_DATA(text)
+            at = PyUnicode_GET_LENGTH(text) - 1
+            while at >= 0 and Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, at)):
+                at -= 1
+            if at < 0:  # a blank run: the block's end is in a run before it
+                continue
+            while at >= 0 and _holds(closing, PyUnicode_READ(kind, data, at)):
+                at -= 1
+            found[k] = at >= 0 and _holds(ends, PyUnicode_READ(kind, data, at))
+            break
     return out
 
 

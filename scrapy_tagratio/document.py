@@ -474,8 +474,13 @@ class Document:
         (:meth:`block_texts`) ends with one of the characters of ``ends`` once trailing
         white space and the characters of ``closing`` are stripped. Read from each
         block's last non-blank piece alone, so no block's text is built (a piece of
-        closing characters alone reads as none); with the compiled kernel, the pieces'
-        ends are read in one C loop (``ends_in``), else by ``str.rstrip``."""
+        closing characters alone reads as none); with the compiled kernel, from the
+        block's runs (:meth:`block_runs`) in one C loop back from their end
+        (``ends_in``), else by ``str.rstrip`` of each block's last non-blank piece."""
+        kernel = active_kernel()
+        if kernel is not None:
+            found = kernel.ends_in(*self.block_runs(blocks), ends, closing)
+            return np.frombuffer(found, dtype=bool)
         walk = self._walk
         events = np.flatnonzero(walk.kinds == EVENT_TEXT)
         events = events[walk.piece_chars[walk.piece[events]] > 0]  # not blank
@@ -484,14 +489,10 @@ class Document:
         np.maximum.at(last, block_of, events)
         chosen = last[blocks]
         # The runs of text of the chosen events, -1 where a block has none.
-        pieces = np.where(chosen >= 0, walk.piece[chosen], -1).astype(np.int32, copy=False)
-        kernel = active_kernel()
-        if kernel is not None:
-            return np.frombuffer(kernel.ends_in(walk.texts, pieces, ends, closing), dtype=bool)
+        pieces = np.where(chosen >= 0, walk.piece[chosen], -1).tolist()
         texts = walk.texts
         last_characters = (
-            texts[piece].rstrip().rstrip(closing)[-1:] if piece >= 0 else ""
-            for piece in pieces.tolist()
+            texts[piece].rstrip().rstrip(closing)[-1:] if piece >= 0 else "" for piece in pieces
         )
         return np.fromiter(
             (character != "" and character in ends for character in last_characters),

@@ -812,19 +812,43 @@ def test_the_runs_are_ordered_by_block_alike_on_both_paths() -> None:
 @pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
 @given(st.lists(st.text(st.sampled_from(_RUN_CHARACTERS + ".?\u3002\"')\u201d"), max_size=8)))
 @example(["", " ", ".", "a.)", "a. )", ")", "\u3002\u201d\u3000", "\U0001f600", "x?\x85"])
-def test_the_kernels_ends_in_is_rstrip_twice(runs: list[str]) -> None:
-    """``ends_in`` reads each run's end as ``str.rstrip()`` then ``str.rstrip(closing)``
-    leave it (white space of every kind and width, closing characters, nothing left),
-    -1 as no run; an index out of range is refused."""
+def test_the_kernels_ends_in_is_rstrip_twice_of_the_last_run_not_blank(runs: list[str]) -> None:
+    """``ends_in`` reads a span's end as ``str.rstrip()`` then ``str.rstrip(closing)``
+    leave its last run that is not blank (white space of every kind and width, closing
+    characters, nothing left): each run alone, each run followed by a blank run, all of
+    them in turn, no run; an index out of range is refused."""
     from scrapy_tagratio import _kernel  # type: ignore[attr-defined]
 
     ends, closing = ".?\u3002", "\"')\u201d"
-    pieces = np.array([*range(len(runs)), -1], dtype=np.int32)
-    found = np.frombuffer(_kernel.ends_in(runs, pieces, ends, closing), dtype=bool)
-    expected = [run.rstrip().rstrip(closing)[-1:] in tuple(ends) for run in runs]
-    assert found.tolist() == [*expected, False]
-    with pytest.raises(IndexError, match=f"piece {len(runs)} is not one of the {len(runs)} runs"):
-        _kernel.ends_in(runs, np.array([len(runs)], dtype=np.int32), ends, closing)
+    runs = [*runs, " \n\u3000"]  # the last run: blank
+    blank = len(runs) - 1
+    pieces = [p for i in range(blank) for p in (i, blank)]  # each run, then the blank one
+    # Per run: alone, then followed by the blank run; all of them in turn; none.
+    spans = [(2 * i, 2 * i + 1) for i in range(blank)] + [(2 * i, 2 * i + 2) for i in range(blank)]
+    spans += [(0, 2 * blank), (0, 0)]
+    starts, stops = (np.array([span[j] for span in spans], np.int64) for j in (0, 1))
+    found = np.frombuffer(
+        _kernel.ends_in(runs, np.array(pieces, np.int32), starts, stops, ends, closing), bool
+    )
+
+    def expected(span: tuple[int, int]) -> bool:
+        chosen = [runs[p] for p in pieces[span[0] : span[1]] if runs[p].strip()]
+        return bool(chosen) and chosen[-1].rstrip().rstrip(closing)[-1:] in tuple(ends)
+
+    assert found.tolist() == [expected(span) for span in spans]
+    with pytest.raises(IndexError, match=f"piece {blank + 1} is not one of the {blank + 1} runs"):
+        _kernel.ends_in(
+            runs, np.array([blank + 1], np.int32), starts[:1] * 0, starts[:1] * 0 + 1, ends, closing
+        )
+    with pytest.raises(IndexError, match=r"span \[0, 2\) is not within 1 pieces"):
+        _kernel.ends_in(
+            runs,
+            np.zeros(1, np.int32),
+            np.zeros(1, np.int64),
+            np.full(1, 2, np.int64),
+            ends,
+            closing,
+        )
 
 
 #: Pieces of random class lists: the hiding classes, classes that show an element at some
