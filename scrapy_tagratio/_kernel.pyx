@@ -13,7 +13,8 @@ what the module was compiled for only then).
 
 For the pages this kernel reads, more loops run in C: :func:`piece_lengths` counts
 the node table's characters (runs of text with their white space collapsed),
-:func:`text_lines` and :func:`event_markup` build the text and HTML output,
+:func:`text_lines` and :func:`event_markup` build the text and HTML output of the events
+:func:`event_mask` selects,
 :func:`runs_by_block` orders the runs of text by layout block, :func:`span_texts` builds
 each block's text and :func:`ends_in` reads how it ends,
 :func:`nearest_flagged` finds each node's nearest flagged ancestor (layout blocks),
@@ -1602,6 +1603,35 @@ def sibling_groups(
         PyMem_Free(count)
         PyMem_Free(seen)
         PyMem_Free(numbers)
+    return out
+
+
+def event_mask(
+    const int8_t[::1] kinds,
+    const int32_t[::1] owners,
+    const uint8_t[::1] texts_of,
+    const uint8_t[::1] others_of,
+):
+    """Per event (``kinds``, ``owners``: a node of the table, checked), whether it is
+    selected: a text event when its owner is flagged in ``texts_of``, an opening or
+    closing when its owner is flagged in ``others_of`` (per node); as the bytes of bools
+    (what ``np.where(kinds == EVENT_TEXT, texts_of[owners], others_of[owners])`` gives,
+    in one pass)."""
+    cdef Py_ssize_t n = kinds.shape[0], nodes = texts_of.shape[0], e, owner
+    if owners.shape[0] != n:
+        raise ValueError("one owner per event")
+    if others_of.shape[0] != nodes:
+        raise ValueError("one flag of each kind per node")
+    cdef bytearray out = PyByteArray_FromStringAndSize(NULL, n)
+    cdef uint8_t* selected = <uint8_t*>PyByteArray_AS_STRING(out)
+    for e in range(n):
+        owner = owners[e]
+        if owner < 0 or owner >= nodes:
+            raise IndexError(f"event {e}: owner {owner} outside the table of {nodes} nodes")
+        if kinds[e] == EVENT_TEXT:
+            selected[e] = texts_of[owner] != 0
+        else:
+            selected[e] = others_of[owner] != 0
     return out
 
 

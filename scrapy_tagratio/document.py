@@ -363,9 +363,7 @@ class Document:
         walk = self._walk
         if not content.any():
             return ""
-        selected = np.where(
-            walk.kinds == EVENT_TEXT, content[walk.owners], walk.table.is_block[walk.owners]
-        )
+        selected = self._events_of(content, walk.table.is_block)
         # A selected open/close event is a line break: piece -1, the marker. A long text
         # goes in parts of about _CHUNK_EVENTS events, cut at line breaks, so that the
         # word and line lists of str.split stay small; the compiled kernel builds the
@@ -537,9 +535,20 @@ class Document:
         """Per event of the walk, whether it is one of the marked elements' text or the
         opening or closing of a marked element or one of their ancestors (the structure
         the text sits in)."""
+        return self._events_of(content, self._walk.table.with_ancestors(content))
+
+    def _events_of(self, texts_of: np.ndarray, others_of: np.ndarray) -> np.ndarray:
+        """Per event of the walk, whether it is selected: a text event when its owner is
+        marked in ``texts_of``, an opening or closing when its owner is marked in
+        ``others_of`` (boolean arrays over the node table); with the compiled kernel in
+        one C pass (``event_mask``), else by numpy's gathers."""
         walk = self._walk
-        keep = walk.table.with_ancestors(content)
-        return np.where(walk.kinds == EVENT_TEXT, content[walk.owners], keep[walk.owners])
+        kernel = active_kernel()
+        if kernel is not None:
+            texts_of, others_of = (np.asarray(m, dtype=bool) for m in (texts_of, others_of))
+            found = kernel.event_mask(walk.kinds, walk.owners, _bytes(texts_of), _bytes(others_of))
+            return np.frombuffer(found, dtype=bool)
+        return np.where(walk.kinds == EVENT_TEXT, texts_of[walk.owners], others_of[walk.owners])
 
     def content_events(self, content: np.ndarray) -> Iterator[tuple[int, int, str]]:
         """The events of :meth:`html_of` in document order, as (kind, node, raw text):

@@ -62,6 +62,7 @@ KERNEL_FUNCTIONS = (
     "utf8_valid", "most_attributes", "kept_elements", "body_events", "event_markup",
     "density_terms", "subtree_flagged", "block_pieces", "words_and_doubts", "word_hashes",
     "span_texts", "ends_in", "hashed_words", "runs_by_block", "span_hashed_words",
+    "event_mask",
 )  # fmt: skip
 
 

@@ -851,6 +851,35 @@ def test_the_kernels_ends_in_is_rstrip_twice_of_the_last_run_not_blank(runs: lis
         )
 
 
+@pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
+@settings(max_examples=50, deadline=None)
+@given(st.data())
+def test_the_events_selected_are_alike_on_both_paths(data: st.DataObject) -> None:
+    """The events of the text and the cleaned HTML (``Document._events_of``: text events by
+    their owner's flag of one kind, openings and closings by the other) are numpy's
+    gathers' with the kernel, for any flags; the kernel refuses
+    flags of another length and an owner outside the table."""
+    from scrapy_tagratio import _kernel  # type: ignore[attr-defined]
+
+    doc = Document(
+        "<html><body><div>a <p>b <a href='x'>c</a></p> d<ul><li>e</li></ul></div>"
+        "<p>f<br>g</p> tail</body></html>"
+    )
+    n = len(doc.nodes)
+    flags = st.lists(st.booleans(), min_size=n, max_size=n).map(np.array)
+    texts_of, others_of = data.draw(flags), data.draw(flags)
+    found = {}
+    for name in ("kernel", "target"):
+        with _reading_by(name):
+            found[name] = doc._events_of(texts_of, others_of).tolist()
+    assert found["kernel"] == found["target"]
+    walk = doc._walk
+    with pytest.raises(ValueError, match="one flag of each kind per node"):
+        _kernel.event_mask(walk.kinds, walk.owners, np.zeros(n, np.uint8), np.zeros(1, np.uint8))
+    with pytest.raises(IndexError, match="outside the table of 1 nodes"):
+        _kernel.event_mask(walk.kinds, walk.owners, np.zeros(1, np.uint8), np.zeros(1, np.uint8))
+
+
 #: Pieces of random class lists: the hiding classes, classes that show an element at some
 #: width, their parts and neighbours, separators and another script.
 _CLASS_PIECES = st.sampled_from(
