@@ -927,6 +927,26 @@ cdef int _check_read(const int64_t[::1] read, Py_ssize_t count) except -1:
     return 0
 
 
+cdef int _check_spans(
+    const int32_t[::1] pieces, const int64_t[::1] starts, const int64_t[::1] stops,
+    Py_ssize_t count,
+) except -1:
+    """Each span ``[starts[k], stops[k])`` lies within ``pieces``, one stop per start, and
+    each piece is one of ``count`` runs of text (a ValueError or IndexError otherwise)."""
+    cdef Py_ssize_t k, i
+    if stops.shape[0] != starts.shape[0]:
+        raise ValueError("one stop per start")
+    for k in range(starts.shape[0]):
+        if not 0 <= starts[k] <= stops[k] <= pieces.shape[0]:
+            raise IndexError(
+                f"span [{starts[k]}, {stops[k]}) is not within {pieces.shape[0]} pieces"
+            )
+    for i in range(pieces.shape[0]):
+        if pieces[i] < 0 or pieces[i] >= count:
+            raise IndexError(f"piece {pieces[i]} is not one of the {count} runs of text")
+    return 0
+
+
 cdef bint _starts_word(str text, tuple prefixes, tuple whole) noexcept:
     """:func:`starts_words` of one text."""
     cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i
@@ -1017,21 +1037,12 @@ def span_hashed_words(
     (white space is no word character, and one space stays between words), and each
     character is lower-cased as it is read by ``Py_UNICODE_TOLOWER``, which is
     ``str.lower``'s mapping for every character but two (:func:`_span_words`)."""
-    cdef Py_ssize_t spans = starts.shape[0], count = len(texts), k, i, total = 0
+    cdef Py_ssize_t spans = starts.shape[0], count = len(texts), k, total = 0
     if bits < 0:
         raise ValueError(f"bits must be 0 or more, not {bits}")
     if max_words < 0:
         raise ValueError(f"max_words must be 0 or more, not {max_words}")
-    if stops.shape[0] != spans:
-        raise ValueError("one stop per start")
-    for k in range(spans):
-        if not 0 <= starts[k] <= stops[k] <= pieces.shape[0]:
-            raise IndexError(
-                f"span [{starts[k]}, {stops[k]}) is not within {pieces.shape[0]} pieces"
-            )
-    for i in range(pieces.shape[0]):
-        if pieces[i] < 0 or pieces[i] >= count:
-            raise IndexError(f"piece {pieces[i]} is not one of the {count} runs of text")
+    _check_spans(pieces, starts, stops, count)
     cdef bytearray counted = PyByteArray_FromStringAndSize(NULL, spans * sizeof(int64_t))
     cdef int64_t* counts = <int64_t*>PyByteArray_AS_STRING(counted)
     cdef const int32_t* runs = &pieces[0] if pieces.shape[0] else NULL
@@ -1063,13 +1074,11 @@ cdef Py_ssize_t _span_words(
     does but U+0130 (two characters: "i" and a combining dot) and U+03A3 (the capital
     sigma, final or not by the letters around it): a span holding either is joined,
     collapsed as :func:`span_texts` does and lower-cased by ``str.lower``."""
-    cdef Py_ssize_t i, j, n, words = 0
+    cdef Py_ssize_t i, j, n
     cdef str run
     cdef int kind
     cdef void* data
     cdef Py_UCS4 character
-    cdef uint32_t crc = 0xFFFFFFFF
-    cdef bint inside = False
     for i in range(start, stop):
         run = <str>texts[pieces[i]]
         if PyUnicode_KIND(run) == PyUnicode_1BYTE_KIND:  # neither character fits a byte
@@ -1080,6 +1089,7 @@ cdef Py_ssize_t _span_words(
             if character == 0x130 or character == 0x3A3:
                 joined = "".join([texts[pieces[k]] for k in range(start, stop)])
                 return _crc_words(" ".join(joined.split()).lower(), hashes, most)
+    cdef _Words state = _Words(hashes, most, 0, 0xFFFFFFFF, False)
     for i in range(start, stop):
         run = <str>texts[pieces[i]]
         kind, data, n = PyUnicode_KIND(run), PyUnicode_DATA(run), PyUnicode_GET_LENGTH(run)
@@ -1089,23 +1099,9 @@ cdef Py_ssize_t _span_words(
                 character = <Py_UCS4>(<uint32_t>character + 32)
             elif character >= 128:
                 character = Py_UNICODE_TOLOWER(character)
-            if _is_word(character) or character == 95:  # re's \w: _is_word's, and "_"
-                if hashes is not NULL:
-                    crc = _crc_character(crc, <uint32_t>character)
-                inside = True
-            elif inside:
-                if hashes is not NULL:
-                    hashes[words] = crc ^ 0xFFFFFFFF
-                    crc = 0xFFFFFFFF
-                words += 1
-                inside = False
-                if words == most:
-                    return words
-    if inside:
-        if hashes is not NULL:
-            hashes[words] = crc ^ 0xFFFFFFFF
-        words += 1
-    return words
+            if _read_character(&state, character):
+                return state.words
+    return _words_read(&state)
 
 
 cdef tuple _distinct_buckets(
@@ -1194,31 +1190,55 @@ cdef inline uint32_t _crc_character(uint32_t crc, uint32_t code) noexcept:
 cdef Py_ssize_t _crc_words(str text, int64_t* hashes, Py_ssize_t most) noexcept:
     """The number of words (runs of ``\\w``) of ``text``, counted up to ``most`` (every
     word with 0); their CRC-32s written to ``hashes`` in order unless it is NULL."""
-    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i, words = 0
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i
     cdef int kind = PyUnicode_KIND(text)
     cdef void* data = PyUnicode_DATA(text)
-    cdef Py_UCS4 character
-    cdef uint32_t crc = 0xFFFFFFFF
-    cdef bint inside = False
+    cdef _Words state = _Words(hashes, most, 0, 0xFFFFFFFF, False)
     for i in range(n):
-        character = PyUnicode_READ(kind, data, i)
-        if _is_word(character) or character == 95:  # re's \w: _is_word's, and "_"
-            if hashes is not NULL:
-                crc = _crc_character(crc, <uint32_t>character)
-            inside = True
-        elif inside:
-            if hashes is not NULL:
-                hashes[words] = crc ^ 0xFFFFFFFF
-                crc = 0xFFFFFFFF
-            words += 1
-            inside = False
-            if words == most:
-                return words
-    if inside:
-        if hashes is not NULL:
-            hashes[words] = crc ^ 0xFFFFFFFF
-        words += 1
-    return words
+        if _read_character(&state, PyUnicode_READ(kind, data, i)):
+            return state.words
+    return _words_read(&state)
+
+
+cdef struct _Words:
+    # The words of a text read a character at a time (:func:`_read_character`): their
+    # CRC-32s written to ``hashes`` unless it is NULL, read up to ``most`` words (every
+    # word with 0); the words ended so far, the running CRC-32 of the word being read
+    # (complemented, as zlib keeps it) and whether a word is being read.
+    int64_t* hashes
+    Py_ssize_t most
+    Py_ssize_t words
+    uint32_t crc
+    bint inside
+
+
+cdef inline bint _read_character(_Words* state, Py_UCS4 character) noexcept:
+    """One more character of ``state``'s text (a word character of ``re``'s ``\\w``,
+    :func:`_is_word`'s or ``_``, goes on a word, any other ends one); True once the
+    words read reach ``state.most``."""
+    if _is_word(character) or character == 95:
+        if state.hashes is not NULL:
+            state.crc = _crc_character(state.crc, <uint32_t>character)
+        state.inside = True
+        return False
+    if not state.inside:
+        return False
+    if state.hashes is not NULL:
+        state.hashes[state.words] = state.crc ^ 0xFFFFFFFF
+        state.crc = 0xFFFFFFFF
+    state.words += 1
+    state.inside = False
+    return state.words == state.most
+
+
+cdef inline Py_ssize_t _words_read(_Words* state) noexcept:
+    """The number of words of ``state``'s text at its end (a word being read ends there)."""
+    if state.inside:
+        if state.hashes is not NULL:
+            state.hashes[state.words] = state.crc ^ 0xFFFFFFFF
+        state.words += 1
+        state.inside = False
+    return state.words
 
 
 def word_pairs(list texts, const int64_t[::1] read, tuple firsts, tuple seconds):
@@ -1861,16 +1881,7 @@ def span_texts(
     widest character (white space of a wider kind may be gone), and no list of words;
     a text that is already collapsed is returned as it is."""
     cdef Py_ssize_t spans = starts.shape[0], count = len(texts), k, i, length, size = 0
-    if stops.shape[0] != spans:
-        raise ValueError("one stop per start")
-    for k in range(spans):
-        if not 0 <= starts[k] <= stops[k] <= pieces.shape[0]:
-            raise IndexError(
-                f"span [{starts[k]}, {stops[k]}) is not within {pieces.shape[0]} pieces"
-            )
-    for i in range(pieces.shape[0]):
-        if pieces[i] < 0 or pieces[i] >= count:
-            raise IndexError(f"piece {pieces[i]} is not one of the {count} runs of text")
+    _check_spans(pieces, starts, stops, count)
     cdef list out = [None] * spans
     cdef str text
     cdef int kind
@@ -1918,16 +1929,7 @@ def ends_in(
     cdef str text
     cdef int kind
     cdef void* data
-    if stops.shape[0] != spans:
-        raise ValueError("one stop per start")
-    for k in range(spans):
-        if not 0 <= starts[k] <= stops[k] <= pieces.shape[0]:
-            raise IndexError(
-                f"span [{starts[k]}, {stops[k]}) is not within {pieces.shape[0]} pieces"
-            )
-    for i in range(pieces.shape[0]):
-        if pieces[i] < 0 or pieces[i] >= count:
-            raise IndexError(f"piece {pieces[i]} is not one of the {count} runs of text")
+    _check_spans(pieces, starts, stops, count)
     cdef bytearray out = PyByteArray_FromStringAndSize(NULL, spans)
     cdef char* found = PyByteArray_AS_STRING(out)
     for k in range(spans):
