@@ -13,8 +13,10 @@ what the module was compiled for only then).
 
 For the pages this kernel reads, more loops run in C: :func:`piece_lengths` counts
 the node table's characters (runs of text with their white space collapsed),
-:func:`text_lines` and :func:`event_markup` build the text and HTML output,
-:func:`span_texts` the text of each layout block,
+:func:`text_lines` and :func:`event_markup` build the text and HTML output of the events
+:func:`event_mask` selects,
+:func:`runs_by_block` orders the runs of text by layout block, :func:`span_texts` builds
+each block's text and :func:`ends_in` reads how it ends,
 :func:`nearest_flagged` finds each node's nearest flagged ancestor (layout blocks),
 :func:`subtree_argmax` the best node of each subtree (CETD's max-DensitySum search),
 :func:`sibling_groups` the groups of repeated siblings and :func:`item_tests` what their
@@ -23,7 +25,8 @@ items hold (the structure detector),
 elements (which hidden ones hold most of the page), :func:`kept_elements` and
 :func:`body_events` build the node table's tree and events from the page's,
 :func:`tree_sums` evaluates the default's block model, :func:`word_hashes` hashes the words
-its word model reads, :func:`automaton_piece_counts` runs
+its word model reads (:func:`hashed_words`: each text's buckets, distinct;
+:func:`span_hashed_words`: those of the layout blocks' texts, read from their runs), :func:`automaton_piece_counts` runs
 the language detector's byte automaton and :func:`half_singles` converts the rows of its
 half-precision table that a page's scores read.
 
@@ -39,8 +42,9 @@ from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, uintptr_t
 from cpython.unicode cimport (
-    Py_UNICODE_ISALNUM, Py_UNICODE_ISSPACE, PyUnicode_1BYTE_DATA, PyUnicode_1BYTE_KIND,
-    PyUnicode_2BYTE_KIND, PyUnicode_DATA, PyUnicode_DecodeUTF8, PyUnicode_FromKindAndData,
+    Py_UNICODE_ISALNUM, Py_UNICODE_ISSPACE, Py_UNICODE_TOLOWER, PyUnicode_1BYTE_DATA,
+    PyUnicode_1BYTE_KIND, PyUnicode_2BYTE_KIND, PyUnicode_DATA, PyUnicode_DecodeUTF8,
+    PyUnicode_FromKindAndData,
     PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_New, PyUnicode_READ, PyUnicode_WRITE,
 )
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
@@ -923,6 +927,26 @@ cdef int _check_read(const int64_t[::1] read, Py_ssize_t count) except -1:
     return 0
 
 
+cdef int _check_spans(
+    const int32_t[::1] pieces, const int64_t[::1] starts, const int64_t[::1] stops,
+    Py_ssize_t count,
+) except -1:
+    """Each span ``[starts[k], stops[k])`` lies within ``pieces``, one stop per start, and
+    each piece is one of ``count`` runs of text (a ValueError or IndexError otherwise)."""
+    cdef Py_ssize_t k, i
+    if stops.shape[0] != starts.shape[0]:
+        raise ValueError("one stop per start")
+    for k in range(starts.shape[0]):
+        if not 0 <= starts[k] <= stops[k] <= pieces.shape[0]:
+            raise IndexError(
+                f"span [{starts[k]}, {stops[k]}) is not within {pieces.shape[0]} pieces"
+            )
+    for i in range(pieces.shape[0]):
+        if pieces[i] < 0 or pieces[i] >= count:
+            raise IndexError(f"piece {pieces[i]} is not one of the {count} runs of text")
+    return 0
+
+
 cdef bint _starts_word(str text, tuple prefixes, tuple whole) noexcept:
     """:func:`starts_words` of one text."""
     cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i
@@ -986,6 +1010,154 @@ def word_hashes(list texts, Py_ssize_t max_words):
     return counted, hashed
 
 
+def hashed_words(list texts, Py_ssize_t bits, Py_ssize_t max_words):
+    """What :func:`~scrapy_tagratio.algorithms.words.hashed_words` gives, as the bytes of
+    int64s: per text, where its buckets start (one more at the end), the distinct
+    ``bits``-bit buckets (a word's CRC-32, its low ``bits`` bits) of each text's words
+    in increasing order, and its number of words; the words and counts of
+    :func:`word_hashes`, each text's few buckets sorted and made distinct in place
+    (:func:`_distinct_buckets`: no sort of the page's keys together)."""
+    if bits < 0:
+        raise ValueError(f"bits must be 0 or more, not {bits}")
+    counted, hashed = word_hashes(texts, max_words)
+    return _distinct_buckets(counted, hashed, bits, max_words)
+
+
+def span_hashed_words(
+    list texts,
+    const int32_t[::1] pieces,
+    const int64_t[::1] starts,
+    const int64_t[::1] stops,
+    Py_ssize_t bits,
+    Py_ssize_t max_words,
+):
+    """:func:`hashed_words` of the texts :func:`span_texts` would build (per span
+    ``[starts[k], stops[k])`` of ``pieces``, indices into ``texts``; all checked), read
+    from the runs themselves: no text is built. Collapsing white space changes no word
+    (white space is no word character, and one space stays between words), and each
+    character is lower-cased as it is read by ``Py_UNICODE_TOLOWER``, which is
+    ``str.lower``'s mapping for every character but two (:func:`_span_words`)."""
+    cdef Py_ssize_t spans = starts.shape[0], count = len(texts), k, total = 0
+    if bits < 0:
+        raise ValueError(f"bits must be 0 or more, not {bits}")
+    if max_words < 0:
+        raise ValueError(f"max_words must be 0 or more, not {max_words}")
+    _check_spans(pieces, starts, stops, count)
+    cdef bytearray counted = PyByteArray_FromStringAndSize(NULL, spans * sizeof(int64_t))
+    cdef int64_t* counts = <int64_t*>PyByteArray_AS_STRING(counted)
+    cdef const int32_t* runs = &pieces[0] if pieces.shape[0] else NULL
+    for k in range(spans):
+        counts[k] = _span_words(
+            texts, runs, starts[k], stops[k], NULL, max_words + 1 if max_words else 0
+        )
+        if not max_words or counts[k] <= max_words:
+            total += counts[k]
+    cdef bytearray hashed = PyByteArray_FromStringAndSize(NULL, total * sizeof(int64_t))
+    cdef int64_t* hashes = <int64_t*>PyByteArray_AS_STRING(hashed)
+    for k in range(spans):
+        if not max_words or counts[k] <= max_words:
+            hashes += _span_words(texts, runs, starts[k], stops[k], hashes, 0)
+    return _distinct_buckets(counted, hashed, bits, max_words)
+
+
+cdef Py_ssize_t _span_words(
+    list texts,
+    const int32_t* pieces,
+    Py_ssize_t start,
+    Py_ssize_t stop,
+    int64_t* hashes,
+    Py_ssize_t most,
+) except -1:
+    """:func:`_crc_words` of the lower-cased join of the runs ``texts[pieces[i]]``, ``i``
+    in ``[start, stop)``, a character at a time across the runs (a word may go on from
+    one run into the next). ``str.lower`` maps each character as ``Py_UNICODE_TOLOWER``
+    does but U+0130 (two characters: "i" and a combining dot) and U+03A3 (the capital
+    sigma, final or not by the letters around it): a span holding either is joined,
+    collapsed as :func:`span_texts` does and lower-cased by ``str.lower``."""
+    cdef Py_ssize_t i, j, n
+    cdef str run
+    cdef int kind
+    cdef void* data
+    cdef Py_UCS4 character
+    for i in range(start, stop):
+        run = <str>texts[pieces[i]]
+        if PyUnicode_KIND(run) == PyUnicode_1BYTE_KIND:  # neither character fits a byte
+            continue
+        kind, data = PyUnicode_KIND(run), PyUnicode_DATA(run)
+        for j in range(PyUnicode_GET_LENGTH(run)):
+            character = PyUnicode_READ(kind, data, j)
+            if character == 0x130 or character == 0x3A3:
+                joined = "".join([texts[pieces[k]] for k in range(start, stop)])
+                return _crc_words(" ".join(joined.split()).lower(), hashes, most)
+    cdef _Words state = _Words(hashes, most, 0, 0xFFFFFFFF, False)
+    for i in range(start, stop):
+        run = <str>texts[pieces[i]]
+        kind, data, n = PyUnicode_KIND(run), PyUnicode_DATA(run), PyUnicode_GET_LENGTH(run)
+        for j in range(n):
+            character = PyUnicode_READ(kind, data, j)
+            if 65 <= character <= 90:  # "A" to "Z"
+                character = <Py_UCS4>(<uint32_t>character + 32)
+            elif character >= 128:
+                character = Py_UNICODE_TOLOWER(character)
+            if _read_character(&state, character):
+                return state.words
+    return _words_read(&state)
+
+
+cdef tuple _distinct_buckets(
+    bytearray counted, bytearray hashed, Py_ssize_t bits, Py_ssize_t max_words
+):
+    """The rows of :func:`hashed_words` from the words' counts and CRC-32s (``counted``
+    per text, ``hashed`` word after word of the texts of at most ``max_words`` words,
+    every text with 0): each text's buckets (the low ``bits`` bits) sorted and made
+    distinct in place, ``hashed`` cut to them; (starts, buckets, counts)."""
+    cdef Py_ssize_t n = len(counted) // sizeof(int64_t), k, i, size, at = 0, kept = 0
+    cdef const int64_t* counts = <const int64_t*>PyByteArray_AS_STRING(counted)
+    cdef int64_t* buckets = <int64_t*>PyByteArray_AS_STRING(hashed)
+    cdef int64_t mask = 0xFFFFFFFF if bits >= 32 else (1 << bits) - 1, bucket, previous = 0
+    cdef bytearray started = PyByteArray_FromStringAndSize(NULL, (n + 1) * sizeof(int64_t))
+    cdef int64_t* starts = <int64_t*>PyByteArray_AS_STRING(started)
+    for k in range(n):
+        starts[k] = kept
+        size = counts[k] if not max_words or counts[k] <= max_words else 0
+        for i in range(at, at + size):
+            buckets[i] &= mask
+        _sort_int64(buckets + at, size)
+        # Written over the sorted words (never ahead of the one read).
+        for i in range(at, at + size):
+            bucket = buckets[i]
+            if i == at or bucket != previous:
+                buckets[kept] = bucket
+                kept += 1
+            previous = bucket
+        at += size
+    starts[n] = kept
+    PyByteArray_Resize(hashed, kept * sizeof(int64_t))
+    return started, hashed, counted
+
+
+cdef void _sort_int64(int64_t* values, Py_ssize_t n) noexcept:
+    """Sort ``n`` int64s in place, in increasing order: by insertion for the few words of
+    a short text, else by ``qsort``."""
+    cdef Py_ssize_t i, j
+    cdef int64_t value
+    if n > 16:
+        qsort(values, n, sizeof(int64_t), _compare_int64)
+        return
+    for i in range(1, n):
+        value = values[i]
+        j = i - 1
+        while j >= 0 and values[j] > value:
+            values[j + 1] = values[j]
+            j -= 1
+        values[j + 1] = value
+
+
+cdef int _compare_int64(const void* a, const void* b) noexcept nogil:
+    cdef int64_t x = (<const int64_t*>a)[0], y = (<const int64_t*>b)[0]
+    return (x > y) - (x < y)
+
+
 #: zlib's CRC-32 table (the reflected polynomial 0xEDB88320), per byte value.
 cdef uint32_t _CRC_TABLE[256]
 for _ch in range(256):
@@ -1018,31 +1190,55 @@ cdef inline uint32_t _crc_character(uint32_t crc, uint32_t code) noexcept:
 cdef Py_ssize_t _crc_words(str text, int64_t* hashes, Py_ssize_t most) noexcept:
     """The number of words (runs of ``\\w``) of ``text``, counted up to ``most`` (every
     word with 0); their CRC-32s written to ``hashes`` in order unless it is NULL."""
-    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i, words = 0
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i
     cdef int kind = PyUnicode_KIND(text)
     cdef void* data = PyUnicode_DATA(text)
-    cdef Py_UCS4 character
-    cdef uint32_t crc = 0xFFFFFFFF
-    cdef bint inside = False
+    cdef _Words state = _Words(hashes, most, 0, 0xFFFFFFFF, False)
     for i in range(n):
-        character = PyUnicode_READ(kind, data, i)
-        if _is_word(character) or character == 95:  # re's \w: _is_word's, and "_"
-            if hashes is not NULL:
-                crc = _crc_character(crc, <uint32_t>character)
-            inside = True
-        elif inside:
-            if hashes is not NULL:
-                hashes[words] = crc ^ 0xFFFFFFFF
-                crc = 0xFFFFFFFF
-            words += 1
-            inside = False
-            if words == most:
-                return words
-    if inside:
-        if hashes is not NULL:
-            hashes[words] = crc ^ 0xFFFFFFFF
-        words += 1
-    return words
+        if _read_character(&state, PyUnicode_READ(kind, data, i)):
+            return state.words
+    return _words_read(&state)
+
+
+cdef struct _Words:
+    # The words of a text read a character at a time (:func:`_read_character`): their
+    # CRC-32s written to ``hashes`` unless it is NULL, read up to ``most`` words (every
+    # word with 0); the words ended so far, the running CRC-32 of the word being read
+    # (complemented, as zlib keeps it) and whether a word is being read.
+    int64_t* hashes
+    Py_ssize_t most
+    Py_ssize_t words
+    uint32_t crc
+    bint inside
+
+
+cdef inline bint _read_character(_Words* state, Py_UCS4 character) noexcept:
+    """One more character of ``state``'s text (a word character of ``re``'s ``\\w``,
+    :func:`_is_word`'s or ``_``, goes on a word, any other ends one); True once the
+    words read reach ``state.most``."""
+    if _is_word(character) or character == 95:
+        if state.hashes is not NULL:
+            state.crc = _crc_character(state.crc, <uint32_t>character)
+        state.inside = True
+        return False
+    if not state.inside:
+        return False
+    if state.hashes is not NULL:
+        state.hashes[state.words] = state.crc ^ 0xFFFFFFFF
+        state.crc = 0xFFFFFFFF
+    state.words += 1
+    state.inside = False
+    return state.words == state.most
+
+
+cdef inline Py_ssize_t _words_read(_Words* state) noexcept:
+    """The number of words of ``state``'s text at its end (a word being read ends there)."""
+    if state.inside:
+        if state.hashes is not NULL:
+            state.hashes[state.words] = state.crc ^ 0xFFFFFFFF
+        state.words += 1
+        state.inside = False
+    return state.words
 
 
 def word_pairs(list texts, const int64_t[::1] read, tuple firsts, tuple seconds):
@@ -1430,6 +1626,35 @@ def sibling_groups(
     return out
 
 
+def event_mask(
+    const int8_t[::1] kinds,
+    const int32_t[::1] owners,
+    const uint8_t[::1] texts_of,
+    const uint8_t[::1] others_of,
+):
+    """Per event (``kinds``, ``owners``: a node of the table, checked), whether it is
+    selected: a text event when its owner is flagged in ``texts_of``, an opening or
+    closing when its owner is flagged in ``others_of`` (per node); as the bytes of bools
+    (what ``np.where(kinds == EVENT_TEXT, texts_of[owners], others_of[owners])`` gives,
+    in one pass)."""
+    cdef Py_ssize_t n = kinds.shape[0], nodes = texts_of.shape[0], e, owner
+    if owners.shape[0] != n:
+        raise ValueError("one owner per event")
+    if others_of.shape[0] != nodes:
+        raise ValueError("one flag of each kind per node")
+    cdef bytearray out = PyByteArray_FromStringAndSize(NULL, n)
+    cdef uint8_t* selected = <uint8_t*>PyByteArray_AS_STRING(out)
+    for e in range(n):
+        owner = owners[e]
+        if owner < 0 or owner >= nodes:
+            raise IndexError(f"event {e}: owner {owner} outside the table of {nodes} nodes")
+        if kinds[e] == EVENT_TEXT:
+            selected[e] = texts_of[owner] != 0
+        else:
+            selected[e] = others_of[owner] != 0
+    return out
+
+
 def subtree_mask(const int32_t[::1] end, const uint8_t[::1] flags):
     """Per node of a tree whose subtrees are the ranges ``[i, end[i])``, whether it lies
     in the subtree of a flagged node (the flagged nodes included): the furthest end of
@@ -1656,16 +1881,7 @@ def span_texts(
     widest character (white space of a wider kind may be gone), and no list of words;
     a text that is already collapsed is returned as it is."""
     cdef Py_ssize_t spans = starts.shape[0], count = len(texts), k, i, length, size = 0
-    if stops.shape[0] != spans:
-        raise ValueError("one stop per start")
-    for k in range(spans):
-        if not 0 <= starts[k] <= stops[k] <= pieces.shape[0]:
-            raise IndexError(
-                f"span [{starts[k]}, {stops[k]}) is not within {pieces.shape[0]} pieces"
-            )
-    for i in range(pieces.shape[0]):
-        if pieces[i] < 0 or pieces[i] >= count:
-            raise IndexError(f"piece {pieces[i]} is not one of the {count} runs of text")
+    _check_spans(pieces, starts, stops, count)
     cdef list out = [None] * spans
     cdef str text
     cdef int kind
@@ -1692,6 +1908,101 @@ def span_texts(
     finally:
         PyMem_Free(buffer)
     return out
+
+
+def ends_in(
+    list texts,
+    const int32_t[::1] pieces,
+    const int64_t[::1] starts,
+    const int64_t[::1] stops,
+    str ends,
+    str closing,
+):
+    """Per span ``[starts[k], stops[k])`` of ``pieces`` (indices into ``texts``; all
+    checked), whether its last run that is not blank (white space alone,
+    ``Py_UNICODE_ISSPACE`` as ``str.rstrip``'s) ends with one of the characters of
+    ``ends`` once its trailing white space and then the characters of ``closing`` are
+    stripped: ``run.rstrip().rstrip(closing)[-1:]`` is one of ``ends`` (False for a
+    span of blank runs only, and for a last run of closing characters alone), as bytes
+    of 0 and 1. One loop back from each span's end: no text is built or stripped."""
+    cdef Py_ssize_t spans = starts.shape[0], count = len(texts), k, i, at
+    cdef str text
+    cdef int kind
+    cdef void* data
+    _check_spans(pieces, starts, stops, count)
+    cdef bytearray out = PyByteArray_FromStringAndSize(NULL, spans)
+    cdef char* found = PyByteArray_AS_STRING(out)
+    for k in range(spans):
+        found[k] = False
+        for i in range(stops[k] - 1, starts[k] - 1, -1):
+            text = <str>texts[pieces[i]]
+            kind, data = PyUnicode_KIND(text), PyUnicode_DATA(text)
+            at = PyUnicode_GET_LENGTH(text) - 1
+            while at >= 0 and Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, at)):
+                at -= 1
+            if at < 0:  # a blank run: the block's end is in a run before it
+                continue
+            while at >= 0 and _holds(closing, PyUnicode_READ(kind, data, at)):
+                at -= 1
+            found[k] = at >= 0 and _holds(ends, PyUnicode_READ(kind, data, at))
+            break
+    return out
+
+
+cdef inline bint _holds(str characters, Py_UCS4 character) noexcept:
+    """``character`` is one of ``characters`` (a short string: scanned)."""
+    cdef int kind = PyUnicode_KIND(characters)
+    cdef void* data = PyUnicode_DATA(characters)
+    cdef Py_ssize_t i
+    for i in range(PyUnicode_GET_LENGTH(characters)):
+        if PyUnicode_READ(kind, data, i) == character:
+            return True
+    return False
+
+
+def runs_by_block(
+    const int8_t[::1] kinds,
+    const int32_t[::1] owners,
+    const int32_t[::1] piece,
+    const int64_t[::1] block,
+):
+    """The runs of text of the text events (``kinds``, ``owners``, ``piece``) in the
+    order of their owner's block (``block``, per node; within a block, document order),
+    and per node where its block's runs start among them (one more at the end: node
+    ``k``'s are ``[bounds[k], bounds[k + 1])``); as the bytes of int64 (the bounds) and
+    of int32 (the runs). A counting sort, two passes over the events: numpy's stable
+    argsort of the blocks and a search per block give the same. Every index read is
+    checked."""
+    cdef Py_ssize_t n = block.shape[0], events = kinds.shape[0], e, owner, node
+    if owners.shape[0] != events or piece.shape[0] != events:
+        raise ValueError("one owner and one piece per event")
+    cdef bytearray bounded = _zeros((n + 1) * sizeof(int64_t))
+    cdef int64_t* bounds = <int64_t*>PyByteArray_AS_STRING(bounded)
+    for e in range(events):
+        if kinds[e] != EVENT_TEXT:
+            continue
+        owner = owners[e]
+        if owner < 0 or owner >= n:
+            raise IndexError(f"event {e}: owner {owner} outside the table of {n} nodes")
+        node = block[owner]
+        if node < 0 or node >= n:
+            raise IndexError(f"node {owner}: block {node} outside the table of {n} nodes")
+        bounds[node + 1] += 1
+    for node in range(n):
+        bounds[node + 1] += bounds[node]
+    cdef bytearray ordered = PyByteArray_FromStringAndSize(NULL, bounds[n] * sizeof(int32_t))
+    cdef int32_t* runs = <int32_t*>PyByteArray_AS_STRING(ordered)
+    cdef int64_t* filled = <int64_t*>PyMem_Malloc((n + 1) * sizeof(int64_t))
+    if filled == NULL:
+        raise MemoryError()
+    memcpy(filled, bounds, (n + 1) * sizeof(int64_t))
+    for e in range(events):
+        if kinds[e] == EVENT_TEXT:
+            node = block[owners[e]]
+            runs[filled[node]] = piece[e]
+            filled[node] += 1
+    PyMem_Free(filled)
+    return bounded, ordered
 
 
 def block_pieces(

@@ -363,9 +363,7 @@ class Document:
         walk = self._walk
         if not content.any():
             return ""
-        selected = np.where(
-            walk.kinds == EVENT_TEXT, content[walk.owners], walk.table.is_block[walk.owners]
-        )
+        selected = self._events_of(content, walk.table.is_block)
         # A selected open/close event is a line break: piece -1, the marker. A long text
         # goes in parts of about _CHUNK_EVENTS events, cut at line breaks, so that the
         # word and line lists of str.split stay small; the compiled kernel builds the
@@ -390,17 +388,27 @@ class Document:
             parts.append("\n".join(filter(None, map(str.strip, text.split(_BREAK)))))
         return reader_text("\n".join(filter(None, parts)))
 
-    def _pieces_in_block_order(self) -> tuple[np.ndarray, np.ndarray]:
+    def _runs_by_block(self) -> tuple[np.ndarray, np.ndarray]:
         """The page's text pieces ordered by the layout block owning them
         (:attr:`NodeTable.block` of their element; within a block, in document order):
-        that block of each, and its index in the page's runs of text (int32). Not kept:
-        on a large page the two arrays are MB that the block texts need only while they
-        are built."""
+        per node, where its block's pieces start (int64, one more at the end: node ``k``'s
+        are ``[bounds[k], bounds[k + 1])``), and each piece's index in the page's runs of
+        text (int32). With the compiled kernel, by a counting sort in C
+        (:func:`~scrapy_tagratio._kernel.runs_by_block`), else by numpy's stable sort.
+        Not kept: on a large page the two arrays are MB that the block texts need only
+        while they are built."""
         walk = self._walk
+        table = walk.table
+        kernel = active_kernel()
+        if kernel is not None:
+            block = table.block.astype(np.int64, copy=False)
+            found = kernel.runs_by_block(walk.kinds, walk.owners, walk.piece, block)
+            return np.frombuffer(found[0], dtype=np.int64), np.frombuffer(found[1], dtype=np.int32)
         text_events = np.flatnonzero(walk.kinds == EVENT_TEXT)
-        block_of = walk.table.block[walk.owners[text_events]]
+        block_of = table.block[walk.owners[text_events]]
         order = np.argsort(block_of, kind="stable")
-        return block_of[order], walk.piece[text_events][order]
+        bounds = np.concatenate(([0], np.cumsum(np.bincount(block_of, minlength=len(table)))))
+        return bounds, walk.piece[text_events][order]
 
     def _runs(self, pieces: np.ndarray) -> list[str]:
         """The page's runs of text of the indices ``pieces``, gathered from the list (the
@@ -411,10 +419,10 @@ class Document:
     @cached_property
     def pieces_by_block(self) -> tuple[np.ndarray, list[str]]:
         """The page's text pieces ordered by the layout block owning them
-        (:meth:`_pieces_in_block_order`), and that block of each piece: what the site
-        memory's fingerprints read."""
-        block_of, pieces = self._pieces_in_block_order()
-        return block_of, self._runs(pieces)
+        (:meth:`_runs_by_block`), and that block of each piece: what the site memory's
+        fingerprints read."""
+        bounds, pieces = self._runs_by_block()
+        return np.repeat(np.arange(len(bounds) - 1), np.diff(bounds)), self._runs(pieces)
 
     def block_texts(self, blocks: np.ndarray) -> list[str]:
         """Per node of ``blocks``, the text its layout block owns (the pieces whose
@@ -430,30 +438,47 @@ class Document:
         kernel, each text built in C from its runs of text
         (:func:`~scrapy_tagratio._kernel.span_texts`; no list of the pieces' strings), else
         joined and split by ``str``'s methods; the same texts."""
-        block_of, pieces = self._pieces_in_block_order()
-        starts = np.searchsorted(block_of, blocks)
-        ends = np.searchsorted(block_of, blocks, side="right")
+        runs, pieces, starts, ends = self.block_runs(blocks)
         kernel = active_kernel()
         texts = self._runs(pieces) if kernel is None else []
         for at in range(0, len(blocks), size):
             chunk = slice(at, at + size)
             if kernel is not None:
-                yield kernel.span_texts(self._walk.texts, pieces, starts[chunk], ends[chunk])
+                yield kernel.span_texts(runs, pieces, starts[chunk], ends[chunk])
                 continue
             yield [
                 collapse_white_space("".join(texts[start:end]))
                 for start, end in zip(starts[chunk].tolist(), ends[chunk].tolist(), strict=True)
             ]
 
+    def block_runs(
+        self, blocks: np.ndarray
+    ) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+        """What the text of each layout block of ``blocks`` (node indices) is built from:
+        the page's runs of text, their indices ordered by block (int32,
+        :meth:`_runs_by_block`), and per block where its runs start and stop among those
+        (int64): block ``blocks[k]``'s text is ``"".join(runs[p] for p in
+        pieces[starts[k]:stops[k]])``, white space collapsed (:meth:`block_texts`)."""
+        bounds, pieces = self._runs_by_block()
+        blocks = np.asarray(blocks, dtype=np.int64)
+        return self._walk.texts, pieces, bounds[blocks], bounds[blocks + 1]
+
     def block_text(self, block: int) -> str:
         """The text layout block ``block`` owns, as :meth:`block_texts` gives it."""
         return self.few_block_texts(np.array([block]))[0]
 
-    def block_ends(self, blocks: np.ndarray, closing: str) -> list[str]:
-        """Per node of ``blocks``, the last character of the text its layout block owns
-        (:meth:`block_texts`) once trailing white space and the characters of ``closing``
-        are stripped, or ``""``: read from each block's last non-blank piece alone, so
-        no block's text is built (a piece of closing characters alone reads as none)."""
+    def block_ends_in(self, blocks: np.ndarray, ends: str, closing: str) -> np.ndarray:
+        """Boolean per node of ``blocks``: the text its layout block owns
+        (:meth:`block_texts`) ends with one of the characters of ``ends`` once trailing
+        white space and the characters of ``closing`` are stripped. Read from each
+        block's last non-blank piece alone, so no block's text is built (a piece of
+        closing characters alone reads as none); with the compiled kernel, from the
+        block's runs (:meth:`block_runs`) in one C loop back from their end
+        (``ends_in``), else by ``str.rstrip`` of each block's last non-blank piece."""
+        kernel = active_kernel()
+        if kernel is not None:
+            found = kernel.ends_in(*self.block_runs(blocks), ends, closing)
+            return np.frombuffer(found, dtype=bool)
         walk = self._walk
         events = np.flatnonzero(walk.kinds == EVENT_TEXT)
         events = events[walk.piece_chars[walk.piece[events]] > 0]  # not blank
@@ -464,9 +489,14 @@ class Document:
         # The runs of text of the chosen events, -1 where a block has none.
         pieces = np.where(chosen >= 0, walk.piece[chosen], -1).tolist()
         texts = walk.texts
-        return [
+        last_characters = (
             texts[piece].rstrip().rstrip(closing)[-1:] if piece >= 0 else "" for piece in pieces
-        ]
+        )
+        return np.fromiter(
+            (character != "" and character in ends for character in last_characters),
+            dtype=bool,
+            count=len(pieces),
+        )
 
     def few_block_texts(self, blocks: np.ndarray) -> list[str]:
         """:meth:`block_texts` of a few ``blocks`` (node indices): their pieces are picked by
@@ -505,9 +535,20 @@ class Document:
         """Per event of the walk, whether it is one of the marked elements' text or the
         opening or closing of a marked element or one of their ancestors (the structure
         the text sits in)."""
+        return self._events_of(content, self._walk.table.with_ancestors(content))
+
+    def _events_of(self, texts_of: np.ndarray, others_of: np.ndarray) -> np.ndarray:
+        """Per event of the walk, whether it is selected: a text event when its owner is
+        marked in ``texts_of``, an opening or closing when its owner is marked in
+        ``others_of`` (boolean arrays over the node table); with the compiled kernel in
+        one C pass (``event_mask``), else by numpy's gathers."""
         walk = self._walk
-        keep = walk.table.with_ancestors(content)
-        return np.where(walk.kinds == EVENT_TEXT, content[walk.owners], keep[walk.owners])
+        kernel = active_kernel()
+        if kernel is not None:
+            texts_of, others_of = (np.asarray(m, dtype=bool) for m in (texts_of, others_of))
+            found = kernel.event_mask(walk.kinds, walk.owners, _bytes(texts_of), _bytes(others_of))
+            return np.frombuffer(found, dtype=bool)
+        return np.where(walk.kinds == EVENT_TEXT, texts_of[walk.owners], others_of[walk.owners])
 
     def content_events(self, content: np.ndarray) -> Iterator[tuple[int, int, str]]:
         """The events of :meth:`html_of` in document order, as (kind, node, raw text):

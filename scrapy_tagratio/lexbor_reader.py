@@ -61,7 +61,8 @@ KERNEL_FUNCTIONS = (
     "tree_sums", "automaton_piece_counts", "half_singles", "bind_libxml2", "sax_read",
     "utf8_valid", "most_attributes", "kept_elements", "body_events", "event_markup",
     "density_terms", "subtree_flagged", "block_pieces", "words_and_doubts", "word_hashes",
-    "span_texts",
+    "span_texts", "ends_in", "hashed_words", "runs_by_block", "span_hashed_words",
+    "event_mask",
 )  # fmt: skip
 
 

@@ -731,8 +731,9 @@ def test_the_kernels_block_texts_refuse_what_they_would_read_out_of_bounds() -> 
 @pytest.mark.skipif(_data.benchmarks_dir() is None, reason="needs ../shared/benchmarks")
 def test_both_paths_give_the_same_block_texts_on_development_pages() -> None:
     """The texts of every layout block of the protocol's pool (what the word model and the
-    training script read) by the kernel and by ``str``'s methods: every tenth page by
-    default, all of them with ``TAGRATIO_ALL_PAGES=1`` (CI's kernel run)."""
+    training script read), and whether they end as a sentence does
+    (:meth:`Document.block_ends_in`), by the kernel and by ``str``'s methods: every tenth
+    page by default, all of them with ``TAGRATIO_ALL_PAGES=1`` (CI's kernel run)."""
     from benchmarks import protocol
 
     step = 1 if os.environ.get("TAGRATIO_ALL_PAGES") == "1" else 10
@@ -742,7 +743,8 @@ def test_both_paths_give_the_same_block_texts_on_development_pages() -> None:
         found = {}
         for name in ("kernel", "target"):
             with _reading_by(name):
-                found[name] = doc.block_texts(blocks)
+                ends = doc.block_ends_in(blocks, ".!?\u3002", "\"')\u201d")
+                found[name] = (doc.block_texts(blocks), ends.tolist())
         assert found["kernel"] == found["target"], page.key
 
 
@@ -766,6 +768,116 @@ def test_the_kernels_runs_for_html_are_the_pure_paths(runs: list[str]) -> None:
         kinds, nodes, order, runs, np.zeros(1, dtype=np.int32), ("p",), {}, str, frozenset()
     )
     assert found == expected
+
+
+@pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
+def test_the_runs_are_ordered_by_block_alike_on_both_paths() -> None:
+    """The kernel's counting sort of the runs by layout block (``runs_by_block``) is
+    numpy's stable sort: nested blocks interrupting their parent's runs, a block without
+    runs, text after the nested block, runs in links; the site memory's ``pieces_by_block``
+    (each run's block) alike; the kernel refuses an owner or block outside the table."""
+    from scrapy_tagratio import _kernel  # type: ignore[attr-defined]
+
+    html = (
+        "<html><body>top <div>a <p>b <a>c</a></p> d <ul><li>e</li><li></li></ul> f</div>"
+        "<p>g <span>h</span></p> tail</body></html>"
+    )
+    found = {}
+    for name in ("kernel", "target"):
+        with _reading_by(name):
+            doc = Document(html)
+            bounds, runs = doc._runs_by_block()
+            block_of, pieces = doc.pieces_by_block
+            found[name] = (bounds.tolist(), runs.tolist(), block_of.tolist(), pieces)
+    assert found["kernel"] == found["target"]
+    bounds, runs, block_of, pieces = found["kernel"]
+    block = doc.nodes.block
+    texts = {b: doc.block_texts(np.array([b]))[0] for b in np.unique(block).tolist()}
+    # The pieces of each block, in document order, spell its text.
+    for node in range(len(doc.nodes)):
+        joined = " ".join("".join(pieces[bounds[node] : bounds[node + 1]]).split())
+        assert joined == texts.get(node, ""), node
+    assert block_of == sorted(block_of) and len(block_of) == len(runs) == bounds[-1]
+    walk = doc._walk
+    with pytest.raises(IndexError, match="outside the table of 2 nodes"):
+        _kernel.runs_by_block(walk.kinds, walk.owners, walk.piece, np.zeros(2, np.int64))
+    with pytest.raises(IndexError, match="block -1 outside the table"):
+        _kernel.runs_by_block(
+            walk.kinds, walk.owners, walk.piece, np.full(len(block), -1, np.int64)
+        )
+    with pytest.raises(ValueError, match="one owner and one piece per event"):
+        _kernel.runs_by_block(walk.kinds, walk.owners[:1], walk.piece, block)
+
+
+@pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
+@given(st.lists(st.text(st.sampled_from(_RUN_CHARACTERS + ".?\u3002\"')\u201d"), max_size=8)))
+@example(["", " ", ".", "a.)", "a. )", ")", "\u3002\u201d\u3000", "\U0001f600", "x?\x85"])
+def test_the_kernels_ends_in_is_rstrip_twice_of_the_last_run_not_blank(runs: list[str]) -> None:
+    """``ends_in`` reads a span's end as ``str.rstrip()`` then ``str.rstrip(closing)``
+    leave its last run that is not blank (white space of every kind and width, closing
+    characters, nothing left): each run alone, each run followed by a blank run, all of
+    them in turn, no run; an index out of range is refused."""
+    from scrapy_tagratio import _kernel  # type: ignore[attr-defined]
+
+    ends, closing = ".?\u3002", "\"')\u201d"
+    runs = [*runs, " \n\u3000"]  # the last run: blank
+    blank = len(runs) - 1
+    pieces = [p for i in range(blank) for p in (i, blank)]  # each run, then the blank one
+    # Per run: alone, then followed by the blank run; all of them in turn; none.
+    spans = [(2 * i, 2 * i + 1) for i in range(blank)] + [(2 * i, 2 * i + 2) for i in range(blank)]
+    spans += [(0, 2 * blank), (0, 0)]
+    starts, stops = (np.array([span[j] for span in spans], np.int64) for j in (0, 1))
+    found = np.frombuffer(
+        _kernel.ends_in(runs, np.array(pieces, np.int32), starts, stops, ends, closing), bool
+    )
+
+    def expected(span: tuple[int, int]) -> bool:
+        chosen = [runs[p] for p in pieces[span[0] : span[1]] if runs[p].strip()]
+        return bool(chosen) and chosen[-1].rstrip().rstrip(closing)[-1:] in tuple(ends)
+
+    assert found.tolist() == [expected(span) for span in spans]
+    with pytest.raises(IndexError, match=f"piece {blank + 1} is not one of the {blank + 1} runs"):
+        _kernel.ends_in(
+            runs, np.array([blank + 1], np.int32), starts[:1] * 0, starts[:1] * 0 + 1, ends, closing
+        )
+    with pytest.raises(IndexError, match=r"span \[0, 2\) is not within 1 pieces"):
+        _kernel.ends_in(
+            runs,
+            np.zeros(1, np.int32),
+            np.zeros(1, np.int64),
+            np.full(1, 2, np.int64),
+            ends,
+            closing,
+        )
+
+
+@pytest.mark.skipif(not kernel_status()[0], reason=f"compiled kernel: {kernel_status()[1]}")
+@settings(max_examples=50, deadline=None)
+@given(st.data())
+def test_the_events_selected_are_alike_on_both_paths(data: st.DataObject) -> None:
+    """The events of the text and the cleaned HTML (``Document._events_of``: text events by
+    their owner's flag of one kind, openings and closings by the other) are numpy's
+    gathers' with the kernel, for any flags; the kernel refuses
+    flags of another length and an owner outside the table."""
+    from scrapy_tagratio import _kernel  # type: ignore[attr-defined]
+
+    doc = Document(
+        "<html><body><div>a <p>b <a href='x'>c</a></p> d<ul><li>e</li></ul></div>"
+        "<p>f<br>g</p> tail</body></html>"
+    )
+    n = len(doc.nodes)
+    flags = st.lists(st.booleans(), min_size=n, max_size=n).map(np.array)
+    texts_of, others_of = data.draw(flags), data.draw(flags)
+    found = {}
+    for name in ("kernel", "target"):
+        with _reading_by(name):
+            found[name] = doc._events_of(texts_of, others_of).tolist()
+    assert found["kernel"] == found["target"]
+    walk = doc._walk
+    with pytest.raises(ValueError, match="one flag of each kind per node"):
+        _kernel.event_mask(walk.kinds, walk.owners, np.zeros(n, np.uint8), np.zeros(1, np.uint8))
+    with pytest.raises(IndexError, match="outside the table of 1 nodes"):
+        _kernel.event_mask(walk.kinds, walk.owners, np.zeros(1, np.uint8), np.zeros(1, np.uint8))
 
 
 #: Pieces of random class lists: the hiding classes, classes that show an element at some

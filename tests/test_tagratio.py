@@ -11,12 +11,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from scrapy_tagratio import DEFAULT_ALGORITHM, ExtractionError, extract
+from scrapy_tagratio import DEFAULT_ALGORITHM, ExtractionError, extract, reader
 from scrapy_tagratio.algorithms.cetd import CECTD, density_sum
 from scrapy_tagratio.algorithms.tagratio import (
     FEATURES,
     MODEL_NAME,
     SENTENCE_CLOSING,
+    SENTENCE_ENDS,
     TagRatio,
     block_features,
     content_probability,
@@ -31,6 +32,7 @@ from scrapy_tagratio.algorithms.template_names import comment_forms, heading_slu
 from scrapy_tagratio.algorithms.trees import MODEL_VERSION, load_model
 from scrapy_tagratio.algorithms.words import WordScores
 from scrapy_tagratio.document import Document
+from scrapy_tagratio.reader import kernel_status
 from scrapy_tagratio.structure import Structures, find_structures
 
 MODEL_PATH = (
@@ -1229,12 +1231,21 @@ def test_the_shipped_word_model_reads_short_furniture_lines_as_furniture() -> No
     assert words.max_words == 12 and words.scores([long_sentence]).tolist() == [0.0]
 
 
-def _sentence_ends(body: str) -> dict[str, tuple[str, bool]]:
-    """Per block text of a page of ``body``: its end (:meth:`Document.block_ends`) and
+def _sentence_ends(body: str) -> dict[str, tuple[bool, bool]]:
+    """Per block text of a page of ``body``: whether it ends as a sentence
+    (:meth:`Document.block_ends_in`, the same with the compiled kernel and without it) and
     its ``ends_sentence`` feature."""
     doc = Document.from_input(f"<html><body>{body}</body></html>")
     blocks, features, _, _ = block_features(doc, None)
-    ends = doc.block_ends(blocks, SENTENCE_CLOSING)
+    found = {}
+    for name in ("kernel", "target") if kernel_status()[0] else ("target",):
+        saved, reader.DEFAULT_READER = reader.DEFAULT_READER, name
+        try:
+            found[name] = doc.block_ends_in(blocks, SENTENCE_ENDS, SENTENCE_CLOSING).tolist()
+        finally:
+            reader.DEFAULT_READER = saved
+    ends = found["target"]
+    assert found.get("kernel", ends) == ends
     flags = features[:, FEATURES.index("ends_sentence")] > 0
     return {
         text: (end, bool(flag))
@@ -1243,27 +1254,29 @@ def _sentence_ends(body: str) -> dict[str, tuple[str, bool]]:
 
 
 def test_a_block_ends_as_a_sentence_after_its_closing_quotes() -> None:
-    """A block's end is its text's last character once trailing white space and closing
-    quotes and brackets are stripped, read from its last non-blank piece: a full stop,
-    question or exclamation mark (Latin or CJK) or an ellipsis ends a sentence; a colon, a
-    word or an emoji does not; its neighbours' flags are its previous and next block's."""
+    """A block ends as a sentence when its text's last character, once trailing white
+    space and closing quotes and brackets are stripped, read from its last non-blank
+    piece, is a full stop, question or exclamation mark (Latin or CJK) or an ellipsis; a
+    colon, a word or an emoji is not; its neighbours' flags are its previous and next
+    block's."""
     ends = _sentence_ends(
         "<p>It ended.</p><p>He said \u201cstop!\u201d</p><p>Read also:</p>"
         "<p>One <span>two?</span>  \n </p><p>Photo: Reuters</p><p>\u7d42\u308f\u308a\u3002</p>"
-        "<p>Wait\u2026 (really)</p><p>end \U0001f600</p>"
+        "<p>Wait\u2026 (really)</p><p>end \U0001f600</p><p>(Really?)\u00a0</p>"
     )
     assert ends == {
-        "It ended.": (".", True),
-        "He said \u201cstop!\u201d": ("!", True),
-        "Read also:": (":", False),
-        "One two?": ("?", True),
-        "Photo: Reuters": ("s", False),
-        "\u7d42\u308f\u308a\u3002": ("\u3002", True),
-        "Wait\u2026 (really)": ("y", False),
-        "end \U0001f600": ("\U0001f600", False),
+        "It ended.": (True, True),
+        "He said \u201cstop!\u201d": (True, True),
+        "Read also:": (False, False),
+        "One two?": (True, True),
+        "Photo: Reuters": (False, False),
+        "\u7d42\u308f\u308a\u3002": (True, True),
+        "Wait\u2026 (really)": (False, False),
+        "end \U0001f600": (False, False),
+        "(Really?)": (True, True),
     }
     # A piece of closing characters alone reads as no end (documented: one piece is read).
-    assert _sentence_ends("<p>Quoted.<b>\u201d</b></p>") == {"Quoted.\u201d": ("", False)}
+    assert _sentence_ends("<p>Quoted.<b>\u201d</b></p>") == {"Quoted.\u201d": (False, False)}
     doc = Document.from_input("<html><body><p>First.</p><p>Second</p><p>Third.</p></body></html>")
     _, features, _, _ = block_features(doc, None)
     columns = [FEATURES.index(name) for name in ("ends_sentence", "previous_ends_sentence")]

@@ -179,21 +179,121 @@ def test_hashed_words_are_each_texts_sorted_distinct_buckets(
 ) -> None:
     """Per text, its buckets in order and without repeats (:func:`numpy.unique`'s of its
     words' buckets, as the module description defines them; none over ``max_words``
-    words), on texts sharing words and buckets (``BITS`` is small)."""
-    hashed = hashed_words(texts, BITS, max_words)
-    for i, text in enumerate(texts):
-        words = re.findall(r"\w+", text.lower())
-        kept = not max_words or len(words) <= max_words
-        expected = sorted({bucket(word) for word in words}) if kept else []
-        assert hashed.buckets[hashed.starts[i] : hashed.starts[i + 1]].tolist() == expected
-        assert hashed.words[i] == (min(len(words), max_words + 1) if max_words else len(words))
-    assert hashed.starts[0] == 0 and hashed.starts[-1] == len(hashed.buckets)
+    words), on texts sharing words and buckets (``BITS`` is small), with the kernel where
+    it is built and without it."""
+    for kernel in (KERNEL, None) if KERNEL is not None else (None,):
+        with mock.patch.object(words_module, "active_kernel", lambda kernel=kernel: kernel):
+            hashed = hashed_words(texts, BITS, max_words)
+        for i, text in enumerate(texts):
+            words = re.findall(r"\w+", text.lower())
+            kept = not max_words or len(words) <= max_words
+            expected = sorted({bucket(word) for word in words}) if kept else []
+            assert hashed.buckets[hashed.starts[i] : hashed.starts[i + 1]].tolist() == expected
+            assert hashed.words[i] == (min(len(words), max_words + 1) if max_words else len(words))
+        assert hashed.starts[0] == 0 and hashed.starts[-1] == len(hashed.buckets)
+
+
+@needs_kernel
+@settings(max_examples=200, deadline=None)
+@given(
+    texts=st.lists(st.text(ANY_CHARACTER), max_size=6),
+    words=st.lists(st.sampled_from(["a", "b", "c", "d", "e", "f", "g", "x_1"]), max_size=60),
+    bits=st.sampled_from([0, 1, 3, 8, 18, 32, 40]),
+    max_words=st.integers(0, 30),
+)
+def test_the_kernels_hashed_words_are_the_pure_paths(
+    texts: list[str], words: list[str], bits: int, max_words: int
+) -> None:
+    """The kernel's distinct buckets are numpy's sort of the page's keys, on any texts
+    and on a text of many words, repeated (a short text's buckets are sorted by insertion,
+    a long one's by ``qsort``), for every width of bucket (0 bits: one bucket; 32 and more:
+    the whole CRC-32)."""
+    texts = [*texts, " ".join(words), "-".join(words[:17])]
+    found = hashed_words(texts, bits, max_words)
+    with mock.patch.object(words_module, "active_kernel", lambda: None):
+        expected = hashed_words(texts, bits, max_words)
+    for field in ("starts", "buckets", "words"):
+        assert getattr(found, field).tolist() == getattr(expected, field).tolist(), field
+
+
+#: Characters of runs of text: white space of every kind, capitals (ASCII, Latin-1, Greek
+#: with the capital sigma, U+0130), combining marks, word characters of every width.
+RUN_CHARACTERS = " \t\n\xa0\u3000Ab_1\xc9\xe9\u0130I\u0307\u03a3\u03c3\u0391\u4e2d\U0001d400-."
+
+
+@needs_kernel
+@settings(max_examples=300, deadline=None)
+@given(
+    runs=st.lists(st.text(st.sampled_from(RUN_CHARACTERS), max_size=8), min_size=1, max_size=8),
+    data=st.data(),
+    bits=st.sampled_from([0, 3, 8, 32]),
+    max_words=st.integers(0, 4),
+)
+def test_the_kernels_words_of_runs_are_those_of_the_joined_texts(
+    runs: list[str], data: st.DataObject, bits: int, max_words: int
+) -> None:
+    """``span_hashed_words`` reads the words of spans of runs of text as the pure path
+    reads the spans' texts (joined, white space collapsed, ``str.lower``): a word going on
+    from one run into the next, capitals lower-cased a character at a time, and the two
+    characters ``str.lower`` maps otherwise (U+0130 into two, the capital sigma by the
+    letters around it) read from the lower-cased text."""
+    pieces = data.draw(st.lists(st.integers(0, len(runs) - 1), max_size=10))
+    ends = st.integers(0, len(pieces))
+    spans = data.draw(st.lists(st.tuples(ends, ends).map(sorted), max_size=6))
+    texts = [collapse_white_space("".join(runs[p] for p in pieces[a:b])) for a, b in spans]
+    starts, stops = (np.array([span[i] for span in spans], np.int64) for i in (0, 1))
+    found = KERNEL.span_hashed_words(  # type: ignore[union-attr]
+        runs, np.array(pieces, np.int32), starts, stops, bits, max_words
+    )
+    with mock.patch.object(words_module, "active_kernel", lambda: None):
+        expected = hashed_words(texts, bits, max_words)
+    for part, field in zip(found, ("starts", "buckets", "words"), strict=True):
+        assert np.frombuffer(part, np.int64).tolist() == getattr(expected, field).tolist()
+
+
+@needs_kernel
+def test_the_kernels_words_of_runs_read_a_final_sigma_and_a_dotted_capital_i_as_str_lower() -> None:
+    """Spans whose lower case ``str.lower`` does not give a character at a time: the
+    final sigma ("\u039f\u0394\u039f\u03a3" ends in "\u03c2", a sigma inside a word is
+    "\u03c3"), U+0130 ("i" and a combining dot: two words around it), a word going on
+    from one run into the next, white space of several kinds between runs."""
+    runs = ["\u039f\u0394\u039f\u03a3", " \u03a3\u039f", "\u0130stanbul", "Fre", "edom\u3000\n"]
+    pieces = np.array([0, 1, 2, 3, 4, 0, 3, 4], np.int32)
+    starts, stops = np.array([0, 1, 2, 3, 5], np.int64), np.array([2, 2, 3, 5, 8], np.int64)
+    texts = ["\u039f\u0394\u039f\u03a3 \u03a3\u039f", "\u03a3\u039f", "\u0130stanbul", "Freedom"]
+    texts.append("\u039f\u0394\u039f\u03a3Freedom")
+    found = KERNEL.span_hashed_words(runs, pieces, starts, stops, 32, 0)  # type: ignore[union-attr]
+    words = [re.findall(r"\w+", text.lower()) for text in texts]
+    assert [len(w) for w in words] == [2, 1, 2, 1, 1]
+    assert np.frombuffer(found[2], np.int64).tolist() == [len(w) for w in words]
+    assert np.frombuffer(found[1], np.int64).tolist() == [
+        bucket for w in words for bucket in sorted({zlib.crc32(word.encode()) for word in w})
+    ]
+
+
+@needs_kernel
+def test_the_kernels_words_of_runs_refuse_what_they_would_read_out_of_bounds() -> None:
+    spans = np.zeros(1, np.int64), np.ones(1, np.int64)
+    with pytest.raises(IndexError, match="piece 2 is not one of the 2 runs of text"):
+        KERNEL.span_hashed_words(["a", "b"], np.array([2], np.int32), *spans, 8, 0)  # type: ignore[union-attr]
+    with pytest.raises(IndexError, match=r"span \[0, 1\) is not within 0 pieces"):
+        KERNEL.span_hashed_words(["a"], np.zeros(0, np.int32), *spans, 8, 0)  # type: ignore[union-attr]
+    with pytest.raises(ValueError, match="one stop per start"):
+        KERNEL.span_hashed_words(["a"], np.zeros(1, np.int32), spans[0], spans[1][:0], 8, 0)  # type: ignore[union-attr]
+    with pytest.raises(ValueError, match="bits must be 0 or more"):
+        KERNEL.span_hashed_words(["a"], np.zeros(1, np.int32), *spans, -1, 0)  # type: ignore[union-attr]
+    with pytest.raises(ValueError, match="max_words must be 0 or more"):
+        KERNEL.span_hashed_words(["a"], np.zeros(1, np.int32), *spans, 8, -1)  # type: ignore[union-attr]
 
 
 @needs_kernel
 def test_the_kernel_refuses_a_negative_word_limit() -> None:
     with pytest.raises(ValueError, match="max_words must be 0 or more, not -1"):
         KERNEL.word_hashes(["text"], -1)  # type: ignore[union-attr]
+    with pytest.raises(ValueError, match="max_words must be 0 or more, not -1"):
+        KERNEL.hashed_words(["text"], 8, -1)  # type: ignore[union-attr]
+    with pytest.raises(ValueError, match="bits must be 0 or more, not -1"):
+        KERNEL.hashed_words(["text"], -1, 0)  # type: ignore[union-attr]
 
 
 @needs_kernel
@@ -201,15 +301,22 @@ def test_the_kernel_refuses_a_negative_word_limit() -> None:
 @pytest.mark.skipif(_data.benchmarks_dir() is None, reason="needs ../shared/benchmarks")
 def test_the_kernels_word_hashes_are_those_of_re_and_zlib_on_development_pages() -> None:
     """On the block texts of the protocol's pool (the texts the word model reads), the
-    kernel's words and hashes are ``re``'s and zlib's: every tenth page by default, all of
-    them with ``TAGRATIO_ALL_PAGES=1`` (CI's kernel run)."""
+    kernel's words and hashes are ``re``'s and zlib's, and its buckets read from the
+    blocks' runs (``span_hashed_words``) those of the texts: every tenth page by default,
+    all of them with ``TAGRATIO_ALL_PAGES=1`` (CI's kernel run)."""
     from benchmarks import protocol
 
     step = 1 if os.environ.get("TAGRATIO_ALL_PAGES") == "1" else 10
     for page in protocol.pool()[::step]:
         document = Document(decode_html(page.html()))
-        texts = document.block_texts(block_features(document, None)[0])
+        blocks = block_features(document, None)[0]
+        texts = document.block_texts(blocks)
         assert kernel_hashes(texts, 12) == reference_hashes(texts, 12), page.key
+        # The words read from the blocks' runs of text are those of their texts.
+        found = KERNEL.span_hashed_words(*document.block_runs(blocks), 18, 12)  # type: ignore[union-attr]
+        expected = hashed_words(texts, 18, 12)
+        for part, field in zip(found, ("starts", "buckets", "words"), strict=True):
+            assert np.frombuffer(part, np.int64).tolist() == getattr(expected, field).tolist()
 
 
 def test_hashed_words_leaves_texts_over_the_limit_without_buckets() -> None:

@@ -231,7 +231,7 @@ SHORT_OUTPUT_CUT_SHARE = 0.5
 #: question and exclamation marks of the Latin and the CJK scripts and the ellipsis. A
 #: short paragraph, list item or line of dialogue of the article mostly ends so; a
 #: caption's credit, a prompt ("Read also:"), a box heading or a byline mostly does not.
-SENTENCE_ENDS = frozenset(".!?\u2026\u3002\uff01\uff1f")
+SENTENCE_ENDS = ".!?\u2026\u3002\uff01\uff1f"
 SENTENCE_CLOSING = "\"')]\u00bb\u2019\u201d"
 
 
@@ -625,8 +625,7 @@ def block_features(
     page_chars = max(float(nodes.chars[0]), 1.0)
     main_chars = max(float(nodes.chars[main]), 1.0)
     previous = lambda values: np.concatenate(([0.0], values))[:-1]  # noqa: E731
-    ends = document.block_ends(blocks, SENTENCE_CLOSING)
-    ends_sentence = np.array([end in SENTENCE_ENDS for end in ends], dtype=bool)
+    ends_sentence = document.block_ends_in(blocks, SENTENCE_ENDS, SENTENCE_CLOSING)
     following = lambda values: np.concatenate((values, [0.0]))[1:]  # noqa: E731
 
     def columns() -> Iterator[np.ndarray | float]:

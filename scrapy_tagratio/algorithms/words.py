@@ -100,7 +100,13 @@ def hashed_words(texts: Sequence[str], bits: int, max_words: int = 0) -> HashedW
     :func:`word_hashes`, each text's buckets made distinct and sorted by one sort of
     (text, bucket) keys, the distinct ones those unlike their predecessor
     (:func:`numpy.unique`'s result; numpy 2's hash table behind it takes several times as
-    long on a page's thousand keys)."""
+    long on a page's thousand keys); with the compiled kernel, each text's few buckets
+    sorted and made distinct in C (:func:`~scrapy_tagratio._kernel.hashed_words`: the
+    same arrays, without numpy's dozen calls on small arrays a page)."""
+    kernel = active_kernel()
+    if kernel is not None:
+        found = kernel.hashed_words(list(texts), bits, max_words)
+        return HashedWords(*(np.frombuffer(part, dtype=np.int64) for part in found))
     counts, hashes = word_hashes(texts, max_words)
     hashed = np.where(counts <= max_words, counts, 0) if max_words else counts
     text_of = np.repeat(np.arange(len(counts), dtype=np.int64), hashed)
@@ -143,8 +149,16 @@ class WordScores:
 
     def block_scores(self, document: Document, blocks: np.ndarray) -> np.ndarray:
         """Per node of ``blocks``, the log-odds of the text its layout block owns
-        (:meth:`Document.block_texts`), the texts built :data:`BLOCKS_AT_ONCE` blocks at a
+        (:meth:`Document.block_texts`): with the compiled kernel, its words read from the
+        block's runs of text (:func:`~scrapy_tagratio._kernel.span_hashed_words`: no text
+        built, the same buckets); else the texts built :data:`BLOCKS_AT_ONCE` blocks at a
         time (:meth:`Document.block_text_chunks`)."""
+        kernel = active_kernel()
+        if kernel is not None:
+            found = kernel.span_hashed_words(
+                *document.block_runs(blocks), self.bits, self.max_words
+            )
+            return self.scores_of(HashedWords(*(np.frombuffer(b, np.int64) for b in found)))
         chunks = document.block_text_chunks(blocks, BLOCKS_AT_ONCE)
         return np.concatenate([np.zeros(0, np.float32), *map(self.scores, chunks)])
 
