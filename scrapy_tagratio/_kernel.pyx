@@ -1921,10 +1921,11 @@ def ends_in(
     """Per span ``[starts[k], stops[k])`` of ``pieces`` (indices into ``texts``; all
     checked), whether its last run that is not blank (white space alone,
     ``Py_UNICODE_ISSPACE`` as ``str.rstrip``'s) ends with one of the characters of
-    ``ends`` once its trailing white space and then the characters of ``closing`` are
-    stripped: ``run.rstrip().rstrip(closing)[-1:]`` is one of ``ends`` (False for a
-    span of blank runs only, and for a last run of closing characters alone), as bytes
-    of 0 and 1. One loop back from each span's end: no text is built or stripped."""
+    ``ends`` once its trailing white space and characters of ``closing`` are stripped,
+    in any order (French sets a space before a closing guillemet: "feu. \u00bb" ends
+    with "."; False for a span of blank runs only, and for a last run of closing
+    characters alone), as bytes of 0 and 1. One loop back from each span's end: no text
+    is built or stripped."""
     cdef Py_ssize_t spans = starts.shape[0], count = len(texts), k, i, at
     cdef str text
     cdef int kind
@@ -1942,7 +1943,10 @@ def ends_in(
                 at -= 1
             if at < 0:  # a blank run: the block's end is in a run before it
                 continue
-            while at >= 0 and _holds(closing, PyUnicode_READ(kind, data, at)):
+            while at >= 0 and (
+                _holds(closing, PyUnicode_READ(kind, data, at))
+                or Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, at))
+            ):
                 at -= 1
             found[k] = at >= 0 and _holds(ends, PyUnicode_READ(kind, data, at))
             break

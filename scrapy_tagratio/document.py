@@ -139,6 +139,16 @@ def _collapse_pieces(pieces: list[str]) -> list[str]:
     return " ".join(_BREAK.join(("", *pieces, "")).split()).split(_BREAK)[1:-1]
 
 
+def _last_character(text: str, closing: str) -> str:
+    """The last character of ``text`` once trailing white space and the characters of
+    ``closing`` are stripped, in any order; ``""`` if none is left."""
+    while True:
+        stripped = text.rstrip().rstrip(closing)
+        if stripped == text:
+            return text[-1:]
+        text = stripped
+
+
 def _piece_lengths(texts: list[str], pieces: np.ndarray) -> np.ndarray:
     """Per index in ``pieces``, ``len(" ".join(texts[i].split()))``: one C loop over the
     characters with the compiled kernel (:func:`~.reader.active_kernel`), else
@@ -470,11 +480,13 @@ class Document:
     def block_ends_in(self, blocks: np.ndarray, ends: str, closing: str) -> np.ndarray:
         """Boolean per node of ``blocks``: the text its layout block owns
         (:meth:`block_texts`) ends with one of the characters of ``ends`` once trailing
-        white space and the characters of ``closing`` are stripped. Read from each
+        white space and the characters of ``closing`` are stripped, in any order (French
+        sets a space before a closing guillemet: "feu. \u00bb" ends with "."). Read from each
         block's last non-blank piece alone, so no block's text is built (a piece of
         closing characters alone reads as none); with the compiled kernel, from the
         block's runs (:meth:`block_runs`) in one C loop back from their end
-        (``ends_in``), else by ``str.rstrip`` of each block's last non-blank piece."""
+        (``ends_in``), else by ``str.rstrip`` of each block's last non-blank piece
+        (:func:`_last_character`)."""
         kernel = active_kernel()
         if kernel is not None:
             found = kernel.ends_in(*self.block_runs(blocks), ends, closing)
@@ -490,7 +502,7 @@ class Document:
         pieces = np.where(chosen >= 0, walk.piece[chosen], -1).tolist()
         texts = walk.texts
         last_characters = (
-            texts[piece].rstrip().rstrip(closing)[-1:] if piece >= 0 else "" for piece in pieces
+            _last_character(texts[piece], closing) if piece >= 0 else "" for piece in pieces
         )
         return np.fromiter(
             (character != "" and character in ends for character in last_characters),

@@ -1284,10 +1284,16 @@ def test_a_block_ends_as_a_sentence_after_its_closing_quotes() -> None:
     assert features[:, FEATURES.index("next_ends_sentence")].tolist() == [0, 1, 0]
 
 
-@pytest.mark.xfail(strict=True, reason="known: white space before a closing mark is kept")
 def test_a_sentence_before_a_spaced_closing_guillemet_ends_as_a_sentence() -> None:
-    """French sets a space before a closing guillemet ("en feu. \u00bb"); the block ends
-    as a sentence. Not so today: only white space after the closing marks is stripped, so
-    the end reads as the space (15 of 70,851 blocks of every fifth pool page differ from
-    their text's end so; fixing it changes the model's inputs: a refit)."""
-    assert _sentence_ends("<p>La for\u00eat en feu. \u00bb</p>")["La for\u00eat en feu. \u00bb"][1]
+    """French sets a space (often a no-break one) before a closing guillemet ("en feu.
+    \u00bb"): the block ends as a sentence, white space and closing marks being stripped
+    in any order; a guillemet after a word still reads as the word's end."""
+    ends = _sentence_ends(
+        "<p>La for\u00eat en feu. \u00bb</p><p>\u00ab Vraiment\u202f?\u00a0\u00bb </p>"
+        "<p>dit-il \u00ab\u00a0non\u00a0\u00bb</p>"
+    )
+    assert ends == {  # keyed by the block texts, whose white space is collapsed
+        "La for\u00eat en feu. \u00bb": (True, True),
+        "\u00ab Vraiment ? \u00bb": (True, True),
+        "dit-il \u00ab non \u00bb": (False, False),
+    }
