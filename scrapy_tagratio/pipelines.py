@@ -83,6 +83,8 @@ class TagRatioPipeline:
             return None
         url = adapter.get("url")
         url = url if isinstance(url, str) else None
+        if isinstance(source, bytearray):  # a buffer the spider filled: its bytes
+            source = bytes(source)
         if isinstance(source, (bytes, str)):
             outcome = await self.state.pool.run(
                 source,
@@ -95,7 +97,8 @@ class TagRatioPipeline:
             outcome = Outcome(
                 None,
                 error_kind="bad_source",
-                error=f"{settings.source_field} holds {type(source).__name__}, not str or bytes",
+                error=f"{settings.source_field} holds {type(source).__name__}, not str or bytes"
+                " (or bytearray)",
             )
         record_outcome(self.stats, outcome, url)
         extraction = outcome.extraction

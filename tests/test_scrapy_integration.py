@@ -604,6 +604,40 @@ def test_objects_that_are_not_items_pass_the_pipeline_to_the_projects_own(
     assert "No adapter found" not in result.log
 
 
+class RawSourceSpider(StatusSpider):
+    """Yields, per page, items whose ``raw_html`` holds the page's body as ``bytes``, as a
+    ``bytearray`` and as an ``int`` (no page)."""
+
+    name = "rawsource"
+
+    def parse(self, response: Response) -> Iterator[dict[str, Any]]:
+        body = response.body
+        for kind, source in (("bytes", body), ("bytearray", bytearray(body)), ("int", 7)):
+            yield {"url": f"{response.url}#{kind}", "raw_html": source}
+
+
+def test_raw_html_is_read_from_bytes_and_bytearray_and_refused_otherwise(
+    local_site: Callable[..., LocalSite], run_crawls: Callable[..., dict[str, CrawlResult]]
+) -> None:
+    """The pipeline extracts an item's ``raw_html`` as :func:`extract` takes a page: a
+    ``bytearray`` (a buffer a spider filled) as its bytes, the same text as ``bytes``; any
+    other type gets the error record ``bad_source`` and goes on."""
+    server = local_site()
+    article = server.add("/a0.html", ARTICLES[0].read_bytes())
+    spider = "test_scrapy_integration:RawSourceSpider"
+    # The feed is JSON lines, which holds no bytes: the source field is left out of it.
+    settings = {**ADDON, "FEED_EXPORT_FIELDS": ["url", "main_text", "tagratio"]}
+    spec = CrawlSpec("rawsource", spider, settings, {"pages": json.dumps([article])})
+    result = run_crawls([spec])["rawsource"]
+    assert result.error is None
+    items = {item["url"].rsplit("#", 1)[1]: item for item in result.items}
+    assert sorted(items) == ["bytearray", "bytes", "int"]
+    assert paragraphs(ARTICLES[0])[0] in items["bytes"]["main_text"]
+    assert items["bytearray"]["main_text"] == items["bytes"]["main_text"]
+    assert items["int"]["main_text"] is None  # the feed's field, not filled
+    assert items["int"]["tagratio"]["error"]["kind"] == "bad_source"
+
+
 class RefillingSpider(StatusSpider):
     """Fills one dict again for each row of the page and yields it each time (the same
     object: a common way to write a callback)."""
