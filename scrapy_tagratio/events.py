@@ -15,7 +15,7 @@ from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -248,6 +248,10 @@ class PageEvents:
         return " ".join("".join([texts[i] for i in pieces[pieces >= 0].tolist()]).split())
 
 
+#: What the recorder shares between equal values (:meth:`_Recorder._shared`).
+_Held = TypeVar("_Held", str, tuple[str | None, ...])
+
+
 class _Recorder:
     """The parser target: libxml2 (through lxml) calls it for every start tag, end tag and
     run of text, in document order. The hot path of every page, so a call only appends:
@@ -276,8 +280,8 @@ class _Recorder:
         self.events = array("b")  # EVENT_OPEN, EVENT_CLOSE, EVENT_TEXT
         self.texts: list[str] = []
         self.more: list[str] = []  # the last run's pieces after its first (:meth:`data`)
-        #: Each distinct run of text once: equal runs share one string (:meth:`_shared`).
-        self.shared: dict[str, str] = {}
+        #: Each distinct run of text and kept link once (:meth:`_shared`).
+        self.shared: dict[Any, Any] = {}
         self.attributed: list[int] = []  # elements with attributes not read yet
         self.attribs: list[Any] = []
         self.hinted = array("i")  # elements with attributes (int32), and their hints
@@ -327,12 +331,14 @@ class _Recorder:
         self.texts[-1] = self._shared("".join((self.texts[-1], *self.more)))
         self.more.clear()
 
-    def _shared(self, text: str) -> str:
-        """``text``, or the equal run of text read before it: the runs are held for the
-        page's life, and a large page repeats many (a forum's "Reply", an archive's
-        recurring paragraphs: about three in five runs of the 20 MB test page, 20 MB of
-        strings), as the tags share one string per name."""
-        return self.shared.setdefault(text, text)
+    def _shared(self, value: _Held) -> _Held:
+        """``value`` (a run of text, a kept link's ``(href, src, alt)``), or the equal one
+        read before it: both are held for the page's life, and a large page repeats many
+        (a forum's "Reply", an archive's recurring paragraphs and tag links: on the 20 MB
+        test page about three in five runs, 20 MB of strings, and half the links), as the
+        tags share one string per name. A run and a link are never equal."""
+        held: _Held = self.shared.setdefault(value, value)
+        return held
 
     def _read_attributes(self) -> None:
         """Hints, links and the signals (:meth:`read_signals`) of the elements seen since
@@ -348,7 +354,7 @@ class _Recorder:
             hint = f"{get('class', '')} {get('id', '')} {get('role', '')} {get('itemprop', '')}"
             hints.append(_HINTS[hint])
             if not _MAY_KEEP.isdisjoint(attrib):
-                kept[index] = (get("href"), get("src"), get("alt"))
+                kept[index] = self._shared((get("href"), get("src"), get("alt")))
             if not _SIGNAL_KEYS.isdisjoint(attrib) or tags[index] in _SIGNAL_ELEMENT_NAMES:
                 signal_indices.append(index)
                 signal_attribs.append(attrib)
@@ -399,7 +405,7 @@ class _Recorder:
         self._read_attributes()
         if self.more:
             self._join_run()
-        self.shared.clear()  # the texts hold the runs; the index is not needed after reading
+        self.shared.clear()  # the texts and links hold them; not needed after reading
         tags = self.tags
         events = np.frombuffer(self.events, dtype=np.int8) if self.events else np.zeros(0, np.int8)
         texts = self.texts
