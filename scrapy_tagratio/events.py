@@ -15,7 +15,7 @@ from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
@@ -248,10 +248,6 @@ class PageEvents:
         return " ".join("".join([texts[i] for i in pieces[pieces >= 0].tolist()]).split())
 
 
-#: What the recorder shares between equal values (:meth:`_Recorder._shared`).
-_Held = TypeVar("_Held", str, tuple[str | None, ...])
-
-
 class _Recorder:
     """The parser target: libxml2 (through lxml) calls it for every start tag, end tag and
     run of text, in document order. The hot path of every page, so a call only appends:
@@ -280,7 +276,12 @@ class _Recorder:
         self.events = array("b")  # EVENT_OPEN, EVENT_CLOSE, EVENT_TEXT
         self.texts: list[str] = []
         self.more: list[str] = []  # the last run's pieces after its first (:meth:`data`)
-        #: Each distinct run of text and kept link once (:meth:`_shared`).
+        #: Each distinct run of text and kept link ``(href, src, alt)`` read, as its own
+        #: key: equal ones share one object (``setdefault``). Both are held for the page's
+        #: life, and a large page repeats many (a forum's "Reply", an archive's recurring
+        #: paragraphs and tag links: on the 20 MB test page about three in five runs, 20
+        #: MB of strings, and half the links), as the tags share one string per name. A run
+        #: and a link are never equal.
         self.shared: dict[Any, Any] = {}
         self.attributed: list[int] = []  # elements with attributes not read yet
         self.attribs: list[Any] = []
@@ -324,21 +325,13 @@ class _Recorder:
             if self.more:
                 self._join_run()
             events.append(EVENT_TEXT)
-            self.texts.append(self._shared(text))
+            self.texts.append(self.shared.setdefault(text, text))
 
     def _join_run(self) -> None:
         """The last run of text with its pieces after the first (:attr:`more`)."""
-        self.texts[-1] = self._shared("".join((self.texts[-1], *self.more)))
+        run = "".join((self.texts[-1], *self.more))
+        self.texts[-1] = self.shared.setdefault(run, run)
         self.more.clear()
-
-    def _shared(self, value: _Held) -> _Held:
-        """``value`` (a run of text, a kept link's ``(href, src, alt)``), or the equal one
-        read before it: both are held for the page's life, and a large page repeats many
-        (a forum's "Reply", an archive's recurring paragraphs and tag links: on the 20 MB
-        test page about three in five runs, 20 MB of strings, and half the links), as the
-        tags share one string per name. A run and a link are never equal."""
-        held: _Held = self.shared.setdefault(value, value)
-        return held
 
     def _read_attributes(self) -> None:
         """Hints, links and the signals (:meth:`read_signals`) of the elements seen since
@@ -346,7 +339,7 @@ class _Recorder:
         the kernel would hand over go to :meth:`read_signals` (the others have nothing it
         reads)."""
         self.check_deadline()
-        hints, kept, tags = self.hints, self.found.kept, self.tags
+        hints, kept, tags, shared = self.hints, self.found.kept, self.tags, self.shared
         self.hinted.extend(self.attributed)
         signal_indices, signal_attribs = [], []
         for index, attrib in zip(self.attributed, self.attribs, strict=True):
@@ -354,7 +347,8 @@ class _Recorder:
             hint = f"{get('class', '')} {get('id', '')} {get('role', '')} {get('itemprop', '')}"
             hints.append(_HINTS[hint])
             if not _MAY_KEEP.isdisjoint(attrib):
-                kept[index] = self._shared((get("href"), get("src"), get("alt")))
+                link = (get("href"), get("src"), get("alt"))
+                kept[index] = shared.setdefault(link, link)
             if not _SIGNAL_KEYS.isdisjoint(attrib) or tags[index] in _SIGNAL_ELEMENT_NAMES:
                 signal_indices.append(index)
                 signal_attribs.append(attrib)
