@@ -523,6 +523,24 @@ def test_attributes_the_analysis_reads_are_recorded(name: str) -> None:
     assert found.kept[tags.index("img")] == (None, "i.png", "pic")
 
 
+@pytest.mark.parametrize("name", ["target", "lexbor-python"])
+def test_the_pure_readers_hold_equal_runs_of_text_and_links_once(name: str) -> None:
+    """A large page repeats many runs of text ("Reply", a recurring paragraph) and links
+    (a tag's): the pure readers keep one object for equal runs, whole or joined from pieces
+    around a comment, and for equal links (issue 18: both are held for the page's life)."""
+    page = read_page(
+        "<div><p>Reply</p><p>one<!-- c -->two</p><p>Reply</p><p>one<!-- d -->two</p>"
+        '<a href="/tag/a">x</a><a href="/tag/a">y</a></div>',
+        reader=name,
+    )
+    assert page.texts == ["Reply", "onetwo", "Reply", "onetwo", "x", "y"]
+    assert page.texts[0] is page.texts[2]
+    assert page.texts[1] is page.texts[3]
+    first, second = (page.attributes.kept[i] for i, tag in enumerate(page.tags) if tag == "a")
+    assert first == ("/tag/a", None, None)
+    assert first is second
+
+
 @pytest.mark.parametrize("name", list(READERS))
 def test_a_page_without_elements_reads_as_an_empty_body(name: str) -> None:
     for html in ("", "   \n", "\x00\x00", "</div>\n"):
