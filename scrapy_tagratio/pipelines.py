@@ -97,8 +97,8 @@ class TagRatioPipeline:
             outcome = Outcome(
                 None,
                 error_kind="bad_source",
-                error=f"{settings.source_field} holds {type(source).__name__}, not str or bytes"
-                " (or bytearray)",
+                error=f"{settings.source_field} holds {type(source).__name__}, not str, bytes"
+                " or bytearray",
             )
         record_outcome(self.stats, outcome, url)
         extraction = outcome.extraction
